@@ -1,0 +1,161 @@
+#include "sim/core/config_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+namespace gpuscale {
+namespace {
+
+const ConfigNode& expect_scalar(const ConfigNode& node, std::string_view what) {
+  if (!node.is_scalar()) {
+    throw ConfigError(node.origin(), fmt::format("{} must be a single value, not a {}", what,
+                                                 node.is_map() ? "mapping" : "list"));
+  }
+  return node;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+template <typename Quantity>
+Quantity read_quantity(const ConfigNode& node, std::string_view what,
+                       Quantity (*parse)(std::string_view)) {
+  expect_scalar(node, what);
+  try {
+    return parse(node.value());
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(node.origin(), fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+}  // namespace
+
+std::string read_string(const ConfigNode& node, std::string_view what) {
+  return expect_scalar(node, what).value();
+}
+
+long read_integer(const ConfigNode& node, std::string_view what, long min, long max) {
+  const std::string& text = expect_scalar(node, what).value();
+  long value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} '{}' is not a whole number (write e.g. '{}')", what, text, min));
+  }
+  if (value < min || value > max) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} is {}, outside {}..{} (choose a value in that range)", what,
+                                  value, min, max));
+  }
+  return value;
+}
+
+double read_number(const ConfigNode& node, std::string_view what, double min, double max) {
+  const std::string& text = expect_scalar(node, what).value();
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) {
+    throw ConfigError(node.origin(), fmt::format("{} '{}' is not a number", what, text));
+  }
+  if (value < min || value > max) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} is {}, outside {}..{} (choose a value in that range)", what,
+                                  text, min, max));
+  }
+  return value;
+}
+
+BytesPerSecond read_bandwidth(const ConfigNode& node, std::string_view what) {
+  const BytesPerSecond bw = read_quantity(node, what, &parse_bandwidth);
+  if (bw.value <= 0) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} must be positive (write e.g. '25 GB/s')", what));
+  }
+  return bw;
+}
+
+Seconds read_seconds(const ConfigNode& node, std::string_view what) {
+  return read_quantity(node, what, &parse_seconds);
+}
+
+Bytes read_bytes(const ConfigNode& node, std::string_view what) {
+  const Bytes b = read_quantity(node, what, &parse_bytes);
+  if (b.value <= 0) {
+    throw ConfigError(node.origin(), fmt::format("{} must be positive (write e.g. '16 GB')", what));
+  }
+  return b;
+}
+
+bool read_bool(const ConfigNode& node, std::string_view what) {
+  const std::string& text = expect_scalar(node, what).value();
+  if (text == "true") return true;
+  if (text == "false") return false;
+  throw ConfigError(node.origin(), fmt::format("{} '{}' must be true or false", what, text));
+}
+
+std::optional<std::string> nearest_name(std::string_view key,
+                                        const std::vector<std::string>& allowed) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
+  for (const auto& candidate : allowed) {
+    const std::size_t d = edit_distance(key, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+MapReader::MapReader(const ConfigNode& node, std::string what,
+                     std::initializer_list<std::string_view> allowed)
+    : node_(node), what_(std::move(what)) {
+  if (!node.is_map()) {
+    throw ConfigError(node.origin(), fmt::format("{} must be a mapping of keys to values", what_));
+  }
+  const std::vector<std::string> known(allowed.begin(), allowed.end());
+  for (const auto& entry : node.entries()) {
+    if (std::find(known.begin(), known.end(), entry.key) != known.end()) continue;
+    std::string hint = fmt::format("known: {}", fmt::join(known, ", "));
+    if (auto near = nearest_name(entry.key, known)) hint = fmt::format("did you mean '{}'?", *near);
+    throw ConfigError(entry.value.origin(),
+                      fmt::format("unknown key '{}' in {} ({})", entry.key, what_, hint));
+  }
+}
+
+const ConfigNode& MapReader::require(std::string_view key, std::string_view example) const {
+  const ConfigNode* value = node_.find(key);
+  if (value == nullptr) {
+    throw ConfigError(node_.origin(), fmt::format("{} lacks '{}' (add e.g. '{}: {}')", what_, key,
+                                                  key, example));
+  }
+  return *value;
+}
+
+std::string MapReader::string(std::string_view key, std::string_view example) const {
+  return read_string(require(key, example), fmt::format("'{}' of {}", key, what_));
+}
+
+std::optional<std::string> MapReader::optional_string(std::string_view key) const {
+  const ConfigNode* value = node_.find(key);
+  if (value == nullptr) return std::nullopt;
+  return read_string(*value, fmt::format("'{}' of {}", key, what_));
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,50 @@
+// Strict, typed reading of ConfigNodes into plain config structs.
+//
+// A MapReader is built with the full list of keys a mapping may hold; any other key is an error
+// that names the known keys and the nearest one ("did you mean 'bandwidth'?"), never silently
+// ignored. Every error carries the origin of the offending node.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/config_tree.hpp"
+#include "sim/core/units.hpp"
+
+namespace gpuscale {
+
+// Scalar conversions; `what` names the value in the error ("lanes of link gpu0-gpu3").
+std::string read_string(const ConfigNode& node, std::string_view what);
+long read_integer(const ConfigNode& node, std::string_view what, long min, long max);
+double read_number(const ConfigNode& node, std::string_view what, double min, double max);
+BytesPerSecond read_bandwidth(const ConfigNode& node, std::string_view what);  // > 0
+Seconds read_seconds(const ConfigNode& node, std::string_view what);           // >= 0
+Bytes read_bytes(const ConfigNode& node, std::string_view what);               // > 0
+bool read_bool(const ConfigNode& node, std::string_view what);
+
+// The entry of `allowed` nearest to `key` by edit distance, if it is close enough to be a typo.
+std::optional<std::string> nearest_name(std::string_view key,
+                                        const std::vector<std::string>& allowed);
+
+class MapReader {
+ public:
+  // Throws if `node` is not a mapping or holds a key outside `allowed`.
+  MapReader(const ConfigNode& node, std::string what, std::initializer_list<std::string_view> allowed);
+
+  const ConfigNode& node() const { return node_; }
+  const std::string& what() const { return what_; }
+  const ConfigNode* find(std::string_view key) const { return node_.find(key); }
+  const ConfigNode& require(std::string_view key, std::string_view example) const;
+
+  std::string string(std::string_view key, std::string_view example) const;
+  std::optional<std::string> optional_string(std::string_view key) const;
+
+ private:
+  const ConfigNode& node_;
+  std::string what_;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,200 @@
+#include "sim/core/config_tree.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+namespace gpuscale {
+namespace {
+
+Origin origin_of(const YAML::Node& node, const std::string& file) {
+  const YAML::Mark mark = node.Mark();
+  return Origin{file, mark.is_null() ? 0 : mark.line + 1};
+}
+
+ConfigNode convert(const YAML::Node& node, const std::string& file) {
+  const Origin origin = origin_of(node, file);
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      return ConfigNode::scalar(node.Scalar(), origin);
+    case YAML::NodeType::Sequence: {
+      ConfigNode seq = ConfigNode::sequence(origin);
+      for (const auto& item : node) seq.items().push_back(convert(item, file));
+      return seq;
+    }
+    case YAML::NodeType::Map: {
+      ConfigNode map = ConfigNode::map(origin);
+      for (const auto& kv : node) {
+        const Origin key_origin = origin_of(kv.first, file);
+        if (!kv.first.IsScalar()) {
+          throw ConfigError(key_origin, "a mapping key must be a plain name");
+        }
+        const std::string key = kv.first.Scalar();
+        if (map.find(key) != nullptr) {
+          throw ConfigError(key_origin,
+                            fmt::format("key '{}' is given twice in this mapping (keep one)", key));
+        }
+        ConfigNode value = convert(kv.second, file);
+        if (value.is_null()) value = ConfigNode::scalar("", key_origin);
+        map.entries().push_back({key, std::move(value)});
+      }
+      return map;
+    }
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return ConfigNode();
+}
+
+std::string parse_error_text(const YAML::Exception& e) {
+  // yaml-cpp prefixes msg with nothing and what() with "yaml-cpp: error at line...": use msg.
+  return e.msg.empty() ? std::string("malformed YAML") : "malformed YAML: " + e.msg;
+}
+
+}  // namespace
+
+ConfigNode ConfigNode::scalar(std::string value, Origin origin) {
+  ConfigNode n;
+  n.kind_ = Kind::Scalar;
+  n.value_ = std::move(value);
+  n.origin_ = std::move(origin);
+  return n;
+}
+
+ConfigNode ConfigNode::sequence(Origin origin) {
+  ConfigNode n;
+  n.kind_ = Kind::Sequence;
+  n.origin_ = std::move(origin);
+  return n;
+}
+
+ConfigNode ConfigNode::map(Origin origin) {
+  ConfigNode n;
+  n.kind_ = Kind::Map;
+  n.origin_ = std::move(origin);
+  return n;
+}
+
+ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(Origin{name, e.mark.is_null() ? 0 : e.mark.line + 1}, parse_error_text(e));
+  }
+  ConfigNode tree = convert(root, name);
+  if (tree.is_null()) tree = ConfigNode::map(Origin{name, 1});
+  return tree;
+}
+
+ConfigNode ConfigNode::load_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ConfigError(Origin{path, 0}, "no such file (check the path or the name)");
+  }
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(Origin{path, 0}, "cannot read the file (check its permissions)");
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(Origin{path, e.mark.is_null() ? 0 : e.mark.line + 1}, parse_error_text(e));
+  }
+  ConfigNode tree = convert(root, path);
+  if (tree.is_null()) tree = ConfigNode::map(Origin{path, 1});
+  return tree;
+}
+
+const ConfigNode* ConfigNode::find(std::string_view key) const {
+  for (const auto& e : entries_) {
+    if (e.key == key) return &e.value;
+  }
+  return nullptr;
+}
+
+ConfigNode* ConfigNode::find(std::string_view key) {
+  for (auto& e : entries_) {
+    if (e.key == key) return &e.value;
+  }
+  return nullptr;
+}
+
+void ConfigNode::set(std::string key, ConfigNode value) {
+  if (ConfigNode* existing = find(key)) {
+    *existing = std::move(value);
+  } else {
+    entries_.push_back({std::move(key), std::move(value)});
+  }
+}
+
+void ConfigNode::erase(std::string_view key) {
+  std::erase_if(entries_, [&](const Entry& e) { return e.key == key; });
+}
+
+void merge_into(ConfigNode& base, const ConfigNode& overlay) {
+  if (!base.is_map() || !overlay.is_map()) {
+    base = overlay;
+    return;
+  }
+  for (const auto& entry : overlay.entries()) {
+    if (ConfigNode* existing = base.find(entry.key)) {
+      merge_into(*existing, entry.value);
+    } else {
+      base.entries().push_back(entry);
+    }
+  }
+}
+
+void apply_override(ConfigNode& root, std::string_view assignment) {
+  const Origin origin{fmt::format("--set {}", assignment), 0};
+  const auto eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    throw ConfigError(origin, "expected KEY=VALUE (e.g. --set cluster.nodes=16)");
+  }
+  const std::string_view path = assignment.substr(0, eq);
+  const std::string value(assignment.substr(eq + 1));
+
+  ConfigNode* node = &root;
+  std::string_view rest = path;
+  while (true) {
+    const auto dot = rest.find('.');
+    const std::string_view part = rest.substr(0, dot);
+    const bool last = dot == std::string_view::npos;
+    if (part.empty()) throw ConfigError(origin, "empty key in the path (write e.g. a.b.c=value)");
+
+    if (node->is_sequence()) {
+      std::size_t index = 0;
+      const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), index);
+      if (ec != std::errc{} || end != part.data() + part.size() || index >= node->items().size()) {
+        throw ConfigError(origin, fmt::format("'{}' selects an item of a list: write an index "
+                                              "from 0 to {}",
+                                              part, node->items().size() - 1));
+      }
+      node = &node->items()[index];
+    } else if (node->is_map()) {
+      ConfigNode* child = node->find(part);
+      if (child == nullptr) {
+        if (!last) {
+          throw ConfigError(origin, fmt::format("no key '{}' to descend into", part));
+        }
+        node->set(std::string(part), ConfigNode::scalar(value, origin));
+        return;
+      }
+      node = child;
+    } else {
+      throw ConfigError(origin, fmt::format("'{}' is a plain value, not a mapping or list", part));
+    }
+    if (last) break;
+    rest = rest.substr(dot + 1);
+  }
+  if (node->is_map() || node->is_sequence()) {
+    throw ConfigError(origin, "the key names a whole mapping or list: set one of its values");
+  }
+  *node = ConfigNode::scalar(value, origin);
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,133 @@
+#include "sim/core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+namespace gpuscale {
+namespace {
+
+struct UnitFactor {
+  std::string_view symbol;
+  double factor;  // multiply the number by this to get the SI value
+};
+
+constexpr double kKilo = 1e3, kMega = 1e6, kGiga = 1e9, kTera = 1e12;
+constexpr double kKibi = 1024.0, kMebi = kKibi * 1024, kGibi = kMebi * 1024, kTebi = kGibi * 1024;
+
+constexpr std::array kByteUnits{
+    UnitFactor{"B", 1},          UnitFactor{"kB", kKilo},     UnitFactor{"KB", kKilo},
+    UnitFactor{"MB", kMega},     UnitFactor{"GB", kGiga},     UnitFactor{"TB", kTera},
+    UnitFactor{"KiB", kKibi},    UnitFactor{"MiB", kMebi},    UnitFactor{"GiB", kGibi},
+    UnitFactor{"TiB", kTebi},
+};
+
+constexpr std::array kTimeUnits{
+    UnitFactor{"s", 1},     UnitFactor{"ms", 1e-3}, UnitFactor{"us", 1e-6},
+    UnitFactor{"µs", 1e-6}, UnitFactor{"ns", 1e-9},
+};
+
+constexpr std::array kBandwidthUnits{
+    UnitFactor{"B/s", 1},          UnitFactor{"kB/s", kKilo},      UnitFactor{"KB/s", kKilo},
+    UnitFactor{"MB/s", kMega},     UnitFactor{"GB/s", kGiga},      UnitFactor{"TB/s", kTera},
+    UnitFactor{"KiB/s", kKibi},    UnitFactor{"MiB/s", kMebi},     UnitFactor{"GiB/s", kGibi},
+    UnitFactor{"b/s", 1.0 / 8},    UnitFactor{"kb/s", kKilo / 8},  UnitFactor{"Mb/s", kMega / 8},
+    UnitFactor{"Gb/s", kGiga / 8}, UnitFactor{"Tb/s", kTera / 8},
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+template <std::size_t N>
+std::string unit_list(const std::array<UnitFactor, N>& units) {
+  std::string out;
+  for (const auto& u : units) {
+    if (!out.empty()) out += ", ";
+    out += u.symbol;
+  }
+  return out;
+}
+
+// Splits "25 GB/s" into 25 and "GB/s", then applies the unit's factor.
+template <std::size_t N>
+double parse_quantity(std::string_view text, const std::array<UnitFactor, N>& units,
+                      std::string_view what, std::string_view example) {
+  const std::string_view s = trim(text);
+  double number = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), number);
+  if (ec != std::errc{} || end == s.data()) {
+    throw std::invalid_argument(
+        fmt::format("{} '{}' is not a number with a unit (write e.g. '{}')", what, text, example));
+  }
+  const std::string_view unit = trim(std::string_view(end, s.data() + s.size() - end));
+  if (unit.empty()) {
+    throw std::invalid_argument(
+        fmt::format("{} '{}' has no unit (write e.g. '{}')", what, text, example));
+  }
+  for (const auto& u : units) {
+    if (u.symbol == unit) {
+      const double value = number * u.factor;
+      if (!std::isfinite(value)) {
+        throw std::invalid_argument(fmt::format("{} '{}' is not finite", what, text));
+      }
+      if (value < 0) {
+        throw std::invalid_argument(
+            fmt::format("{} '{}' is negative (write a value >= 0, e.g. '{}')", what, text, example));
+      }
+      return value;
+    }
+  }
+  throw std::invalid_argument(fmt::format("{} '{}' has unknown unit '{}' (known: {})", what, text,
+                                          unit, unit_list(units)));
+}
+
+// Picks the largest prefix that keeps the number >= 1, so tables read "25 GB/s", "300 ns".
+template <std::size_t N>
+std::string format_with(double si_value, const std::array<UnitFactor, N>& candidates) {
+  const UnitFactor* best = &candidates.front();
+  for (const auto& u : candidates) {
+    if (si_value >= u.factor * (1 - 1e-12)) best = &u;
+  }
+  return fmt::format("{:.4g} {}", si_value / best->factor, best->symbol);
+}
+
+}  // namespace
+
+Bytes parse_bytes(std::string_view text) {
+  return Bytes{parse_quantity(text, kByteUnits, "size", "16 GB")};
+}
+
+Seconds parse_seconds(std::string_view text) {
+  return Seconds{parse_quantity(text, kTimeUnits, "time", "0.7 us")};
+}
+
+BytesPerSecond parse_bandwidth(std::string_view text) {
+  return BytesPerSecond{parse_quantity(text, kBandwidthUnits, "bandwidth", "25 GB/s")};
+}
+
+std::string format_bandwidth(BytesPerSecond bw) {
+  constexpr std::array kShown{UnitFactor{"B/s", 1}, UnitFactor{"kB/s", kKilo},
+                              UnitFactor{"MB/s", kMega}, UnitFactor{"GB/s", kGiga},
+                              UnitFactor{"TB/s", kTera}};
+  return format_with(bw.value, kShown);
+}
+
+std::string format_seconds(Seconds t) {
+  constexpr std::array kShown{UnitFactor{"ns", 1e-9}, UnitFactor{"us", 1e-6},
+                              UnitFactor{"ms", 1e-3}, UnitFactor{"s", 1}};
+  return format_with(t.value, kShown);
+}
+
+std::string format_bytes(Bytes b) {
+  constexpr std::array kShown{UnitFactor{"B", 1}, UnitFactor{"kB", kKilo}, UnitFactor{"MB", kMega},
+                              UnitFactor{"GB", kGiga}, UnitFactor{"TB", kTera}};
+  return format_with(b.value, kShown);
+}
+
+}  // namespace gpuscale

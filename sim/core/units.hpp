@@ -1,0 +1,40 @@
+// Physical quantities with their units, and the parser for "25 GB/s"-style values.
+//
+// Every value in a gpuscale YAML file carries its unit; a bare number where a unit is expected is
+// an error. Internally everything is SI: bytes, seconds, bytes per second. Decimal prefixes are
+// powers of ten (1 GB = 1e9 B) and binary prefixes powers of two (1 GiB = 2^30 B); a lower-case
+// 'b' means bits (100 Gb/s = 12.5 GB/s).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gpuscale {
+
+struct Bytes {
+  double value = 0;  // bytes
+};
+
+struct Seconds {
+  double value = 0;  // seconds
+};
+
+struct BytesPerSecond {
+  double value = 0;  // bytes per second, per direction
+};
+
+// Parsers for one quantity. They throw std::invalid_argument with a message that says what is
+// wrong and gives an example of a valid value; callers add the file and line.
+// Quantities must be finite and >= 0; a zero is accepted (callers that need a positive value
+// check it, since "0 us" is a valid latency but not a valid bandwidth).
+Bytes parse_bytes(std::string_view text);
+Seconds parse_seconds(std::string_view text);
+BytesPerSecond parse_bandwidth(std::string_view text);
+
+// Human-readable forms used in tables ("25 GB/s", "0.3 us", "16 GB"), with up to 4 significant
+// digits.
+std::string format_bandwidth(BytesPerSecond bw);
+std::string format_seconds(Seconds t);
+std::string format_bytes(Bytes b);
+
+}  // namespace gpuscale

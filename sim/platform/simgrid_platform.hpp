@@ -1,0 +1,53 @@
+// Turns a Topology into a SimGrid platform whose transfers cost
+//     time = sum of latencies on the route + bytes / narrowest effective bandwidth,
+// with concurrent flows sharing each link equally (max-min fairness).
+//
+// Model choices (measured in ../shared/simgrid-notes.md and tests/sim/test_simgrid_platform.cpp):
+//  - network/model:CM02 with network/crosstraffic:0 and network/TCP-gamma:0: no TCP window cap,
+//    no 5% reverse-path load, no bandwidth/latency correction factors. NVLink, PCIe and
+//    InfiniBand are credit-based links, not TCP.
+//  - network/solver:fairbottleneck: flows crossing one link get equal shares. The default
+//    max-min solver weighs flows by their route latency (TCP's RTT unfairness), which would give
+//    a 1-hop NVLink copy far more than a PCIe copy sharing the same link.
+//  - Each topology link is a split-duplex link (each direction its own bandwidth, lanes x lane
+//    bandwidth x efficiency). A device with a crossing latency (a switch) adds a non-sharing
+//    (FATPIPE) link holding only that latency to every route that crosses it.
+//  - One Full zone with an explicit route per leg: we choose the routes (routing.hpp), SimGrid
+//    only follows them. Only the legs asked for get routes, so a 512-GPU machine does not pay
+//    for 262k routes it never uses.
+//  - GPUs and CPUs are hosts (they send and receive); switches and NICs are routers.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "topologies/src/routing.hpp"
+
+namespace gpuscale::sim {
+
+// Host speed in flop/s. Kernels are replayed as Execs whose "flops" are their duration in
+// picoseconds: SimGrid's precision (1e-5 work units) then resolves 10 fs, far below any kernel.
+inline constexpr double kHostSpeed = 1e12;
+
+// Applies the model settings above; call before the platform is built.
+void configure_network_model(simgrid::s4u::Engine& engine);
+
+class SimgridPlatform {
+ public:
+  // Builds the machine in the engine's root zone, with a route for each leg.
+  static SimgridPlatform build(const topo::Topology& topology, const std::vector<topo::Leg>& legs);
+
+  simgrid::s4u::Host* host(int device) const;  // GPUs and CPUs only
+
+ private:
+  std::map<int, simgrid::s4u::Host*> hosts_;
+};
+
+// Every leg of every route between two GPUs of the machine.
+std::vector<topo::Leg> legs_between_all_gpus(const topo::Router& router,
+                                             const topo::Topology& topology);
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,36 @@
+// gpuscale: predicts how DNN training scales across GPUs and interconnects.
+// The executable only parses the command line; the core library does the work. Exit status:
+// 0 success, 2 bad input (the one-line message names the file, line and fix), 1 our bug.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+#include "sim/core/error.hpp"
+#include "tools/gpuscale/topo_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpuscale: simulate data-parallel DNN training on multi-GPU machines"};
+  app.set_version_flag("--version", "gpuscale 0.1.0");
+  app.require_subcommand(1);
+  gpuscale::cli::add_topo_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const gpuscale::ConfigError& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gpuscale: internal error (please report it): " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,27 @@
+// Ring discovery in the manner of NCCL's channel search (src/graph/search.cc): rings are directed
+// Hamiltonian cycles over one node's GPUs in which every hop is an NVLink, each ring taking one
+// lane of every link in its direction of travel. gpuscale enumerates the cycles (links with more
+// lanes first, then lower GPU index) and packs as many rings as the lanes allow, up to
+// `max_rings` (NCCL's MAXCHANNELS is 32): on a DGX-1V that is 6 rings, every NVLink lane used
+// once in each direction. Deterministic: the same machine gives the same rings in the same order.
+//
+// Where NVLinks close no ring (PCIe-only machines, Sierra's two NVLink islands), one ring in
+// declaration order is used; its hops follow the routes of the chosen routing mode. In a cluster
+// each node's ring is opened into a chain and the chains are joined node after node, as NCCL
+// joins its intra-node chains through the network.
+#pragma once
+
+#include <vector>
+
+#include "topologies/src/topology.hpp"
+
+namespace gpuscale::topo {
+
+struct RingSet {
+  std::vector<std::vector<int>> rings;  // GPU device indices, in ring order
+  bool over_nvlink = false;             // every intra-node hop is one NVLink
+};
+
+RingSet find_rings(const Topology& topology, int max_rings = 32);
+
+}  // namespace gpuscale::topo

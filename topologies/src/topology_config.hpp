@@ -1,0 +1,90 @@
+// Plain config structs of a topology file, as the loader reads them (docs/topology-schema.md).
+// No YAML and no graph here: the loader fills these, the cluster expander flattens a cluster into
+// them, and Topology builds its graph from them.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+
+namespace gpuscale::topo {
+
+enum class DeviceKind { Gpu, Cpu, PcieSwitch, Nic, NetworkSwitch, NvSwitch };
+enum class LinkKind { NvLink, Pcie, Qpi, Upi, XBus, InfiniBand, Ethernet };
+
+// How a copy between two GPUs without a direct path travels (docs/topology-schema.md#routing).
+enum class RoutingMode { Direct, TwoHopGpu, HostStaged, Pcie };
+
+const char* to_string(DeviceKind kind);
+const char* to_string(LinkKind kind);
+const char* to_string(RoutingMode mode);
+std::optional<DeviceKind> device_kind_from_string(const std::string& name);
+std::optional<LinkKind> link_kind_from_string(const std::string& name);
+std::optional<RoutingMode> routing_mode_from_string(const std::string& name);
+std::string known_device_kinds();
+std::string known_link_kinds();
+std::string known_routing_modes();
+
+struct LinkKindConfig {
+  BytesPerSecond lane_bandwidth;  // per direction
+  Seconds latency;
+  double efficiency = 1.0;  // fraction of the data rate bulk copies reach
+  Origin origin;
+};
+
+struct DeviceConfig {
+  std::string name;
+  DeviceKind kind = DeviceKind::Gpu;
+  std::string model;
+  std::optional<Bytes> memory;         // GPUs only
+  std::map<LinkKind, int> ports;       // lanes per link kind; absent kind = unchecked
+  Seconds latency;                     // crossing the device (switch cut-through)
+  Origin origin;
+};
+
+struct LinkConfig {
+  std::string a, b;
+  LinkKind kind = LinkKind::Pcie;
+  int lanes = 1;
+  BytesPerSecond lane_bandwidth;  // resolved from the link kind unless overridden
+  Seconds latency;
+  double efficiency = 1.0;
+  Origin origin;
+
+  std::string id() const { return a + "-" + b; }
+};
+
+struct FatTreeConfig {
+  int rails = 1;
+  int taper = 1;          // leaf down-links per up-link
+  int switch_radix = 36;  // ports per switch
+  Seconds switch_latency;
+  LinkKind link_kind = LinkKind::InfiniBand;
+  int link_lanes = 4;     // lanes of one port
+  Origin origin;
+};
+
+struct ClusterConfig {
+  int nodes = 1;
+  FatTreeConfig network;
+  Origin origin;
+};
+
+struct TopologyConfig {
+  std::string name;
+  std::string description;
+  std::string file;  // where it was loaded from
+  RoutingMode routing = RoutingMode::Direct;
+  std::vector<DeviceConfig> devices;  // in file order
+  std::vector<LinkConfig> links;      // in file order
+  std::map<LinkKind, LinkKindConfig> link_kinds;
+  // Set for a cluster: `devices`/`links` then hold the node template, and the expander builds
+  // the whole machine from it.
+  std::optional<ClusterConfig> cluster;
+};
+
+}  // namespace gpuscale::topo

@@ -1,0 +1,419 @@
+#include "topologies/src/topology_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "sim/core/config_reader.hpp"
+
+namespace gpuscale::topo {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kMaxBaseDepth = 16;
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+}
+
+bool valid_device_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+// --- Document stage: base chains, the cluster's node, link/device merging -------------------
+
+std::pair<std::string, std::string> link_endpoints(const ConfigNode& link) {
+  const ConfigNode* a = link.is_map() ? link.find("a") : nullptr;
+  const ConfigNode* b = link.is_map() ? link.find("b") : nullptr;
+  if (a == nullptr || b == nullptr || !a->is_scalar() || !b->is_scalar()) {
+    throw ConfigError(link.origin(), "a link needs its endpoints 'a' and 'b' (e.g. {a: gpu0, "
+                                     "b: gpu1, kind: nvlink, lanes: 1})");
+  }
+  return {a->value(), b->value()};
+}
+
+bool is_removal(const ConfigNode& entry) {
+  const ConfigNode* remove = entry.is_map() ? entry.find("remove") : nullptr;
+  return remove != nullptr && read_bool(*remove, "'remove'");
+}
+
+void merge_links(ConfigNode& base_links, const ConfigNode& overlay_links) {
+  if (!overlay_links.is_sequence() || !base_links.is_sequence()) {
+    throw ConfigError(overlay_links.origin(), "'links' must be a list of links");
+  }
+  auto& items = base_links.items();
+  for (const ConfigNode& change : overlay_links.items()) {
+    const auto [a, b] = link_endpoints(change);
+    const auto match = std::find_if(items.begin(), items.end(), [&](const ConfigNode& link) {
+      const auto [la, lb] = link_endpoints(link);
+      return (la == a && lb == b) || (la == b && lb == a);
+    });
+    if (is_removal(change)) {
+      if (match == items.end()) {
+        throw ConfigError(change.origin(),
+                          fmt::format("no link {}-{} in the base to remove (check the names)", a, b));
+      }
+      items.erase(match);
+    } else if (match != items.end()) {
+      merge_into(*match, change);
+    } else {
+      items.push_back(change);
+    }
+  }
+}
+
+void merge_devices(ConfigNode& doc, ConfigNode& base_devices, const ConfigNode& overlay_devices) {
+  if (!overlay_devices.is_map() || !base_devices.is_map()) {
+    throw ConfigError(overlay_devices.origin(), "'devices' must map device names to attributes");
+  }
+  for (const auto& [name, change] : overlay_devices.entries()) {
+    if (!is_removal(change)) {
+      if (ConfigNode* existing = base_devices.find(name)) {
+        merge_into(*existing, change);
+      } else {
+        base_devices.entries().push_back({name, change});
+      }
+      continue;
+    }
+    if (base_devices.find(name) == nullptr) {
+      throw ConfigError(change.origin(),
+                        fmt::format("no device '{}' in the base to remove (check the name)", name));
+    }
+    base_devices.erase(name);
+    if (ConfigNode* links = doc.find("links"); links != nullptr && links->is_sequence()) {
+      std::erase_if(links->items(), [&](const ConfigNode& link) {
+        const auto [a, b] = link_endpoints(link);
+        return a == name || b == name;
+      });
+    }
+  }
+}
+
+// `overlay` derives from `base`: links match by endpoints, devices by name, the rest merges
+// key by key.
+ConfigNode derive(ConfigNode base, const ConfigNode& overlay) {
+  for (const auto& [key, value] : overlay.entries()) {
+    ConfigNode* existing = base.find(key);
+    if (existing != nullptr && key == "links") {
+      merge_links(*existing, value);
+    } else if (existing != nullptr && key == "devices") {
+      merge_devices(base, *existing, value);
+    } else if (existing != nullptr) {
+      merge_into(*existing, value);
+    } else {
+      base.entries().push_back({key, value});
+    }
+  }
+  return base;
+}
+
+ConfigNode load_document(const std::string& path, int depth) {
+  ConfigNode doc = ConfigNode::load_file(path);
+  if (!doc.is_map()) {
+    throw ConfigError(doc.origin(), "a topology file must be a mapping (name:, devices:, links: ...)");
+  }
+  const std::string dir = fs::path(path).parent_path().string();
+  if (const ConfigNode* base = doc.find("base")) {
+    if (depth >= kMaxBaseDepth) {
+      throw ConfigError(base->origin(), "'base:' chain is too deep or circular (check which file "
+                                        "derives from which)");
+    }
+    const std::string base_path =
+        resolve_topology_file(read_string(*base, "'base'"), dir, base->origin());
+    ConfigNode own = doc;
+    own.erase("base");
+    doc = derive(load_document(base_path, depth + 1), own);
+  }
+  // A cluster's node file supplies the devices, links and link kinds of every node.
+  if (const ConfigNode* cluster = doc.find("cluster"); cluster != nullptr && cluster->is_map()) {
+    if (const ConfigNode* node = cluster->find("node")) {
+      const std::string node_path =
+          resolve_topology_file(read_string(*node, "'node' of cluster"), dir, node->origin());
+      ConfigNode node_doc = load_document(node_path, depth + 1);
+      if (node_doc.find("cluster") != nullptr) {
+        throw ConfigError(node->origin(), "the node of a cluster must be a single machine, not "
+                                          "another cluster");
+      }
+      doc = derive(std::move(node_doc), doc);  // the cluster file may change the node's keys
+    }
+  }
+  return doc;
+}
+
+// --- Reading stage: a merged document into TopologyConfig -----------------------------------
+
+LinkKind read_link_kind(const ConfigNode& node, std::string_view what) {
+  const std::string name = read_string(node, what);
+  if (auto kind = link_kind_from_string(name)) return *kind;
+  throw ConfigError(node.origin(), fmt::format("unknown link kind '{}' (known: {})", name,
+                                               known_link_kinds()));
+}
+
+std::map<LinkKind, LinkKindConfig> read_link_kinds(const ConfigNode* node) {
+  std::map<LinkKind, LinkKindConfig> kinds;
+  if (node == nullptr) return kinds;
+  if (!node->is_map()) {
+    throw ConfigError(node->origin(), "'link_kinds' must map link kinds to their figures");
+  }
+  for (const auto& [name, figures] : node->entries()) {
+    const auto kind = link_kind_from_string(name);
+    if (!kind) {
+      throw ConfigError(figures.origin(), fmt::format("unknown link kind '{}' (known: {})", name,
+                                                      known_link_kinds()));
+    }
+    const std::string what = fmt::format("link kind '{}'", name);
+    MapReader r(figures, what, {"lane_bandwidth", "latency", "efficiency"});
+    LinkKindConfig cfg;
+    cfg.origin = figures.origin();
+    cfg.lane_bandwidth = read_bandwidth(r.require("lane_bandwidth", "25 GB/s"),
+                                        fmt::format("lane_bandwidth of {}", what));
+    cfg.latency = read_seconds(r.require("latency", "0.3 us"), fmt::format("latency of {}", what));
+    if (const ConfigNode* e = r.find("efficiency")) {
+      cfg.efficiency = read_number(*e, fmt::format("efficiency of {}", what), 0.01, 1.0);
+    }
+    kinds[*kind] = cfg;
+  }
+  return kinds;
+}
+
+std::map<LinkKind, int> read_ports(const ConfigNode& node, const std::string& device) {
+  if (!node.is_map()) {
+    throw ConfigError(node.origin(), fmt::format("'ports' of device {} must map link kinds to lane "
+                                                 "counts (e.g. {{nvlink: 6, pcie: 16}})",
+                                                 device));
+  }
+  std::map<LinkKind, int> ports;
+  for (const auto& [name, count] : node.entries()) {
+    const auto kind = link_kind_from_string(name);
+    if (!kind) {
+      throw ConfigError(count.origin(), fmt::format("unknown link kind '{}' in ports of {} "
+                                                    "(known: {})",
+                                                    name, device, known_link_kinds()));
+    }
+    ports[*kind] = static_cast<int>(
+        read_integer(count, fmt::format("{} ports of {}", name, device), 0, 100000));
+  }
+  return ports;
+}
+
+std::vector<DeviceConfig> read_devices(const ConfigNode& node) {
+  if (!node.is_map()) {
+    throw ConfigError(node.origin(), "'devices' must map device names to attributes (e.g. "
+                                     "gpu0: {kind: gpu, model: V100-SXM2, memory: 16 GB})");
+  }
+  std::vector<DeviceConfig> devices;
+  for (const auto& [name, attributes] : node.entries()) {
+    if (!valid_device_name(name)) {
+      throw ConfigError(attributes.origin(),
+                        fmt::format("device name '{}' may hold only a-z, 0-9, '_' and '-'", name));
+    }
+    const std::string what = fmt::format("device {}", name);
+    MapReader r(attributes, what, {"kind", "model", "memory", "ports", "latency"});
+    DeviceConfig d;
+    d.name = name;
+    d.origin = attributes.origin();
+    const ConfigNode& kind_node = r.require("kind", "gpu");
+    const auto kind = device_kind_from_string(read_string(kind_node, "kind"));
+    if (!kind) {
+      throw ConfigError(kind_node.origin(), fmt::format("unknown device kind '{}' (known: {})",
+                                                        kind_node.value(), known_device_kinds()));
+    }
+    d.kind = *kind;
+    if (d.kind == DeviceKind::Gpu) {
+      d.model = r.string("model", "V100-SXM2");
+      d.memory = read_bytes(r.require("memory", "16 GB"), fmt::format("memory of {}", what));
+    } else {
+      d.model = r.optional_string("model").value_or("");
+      if (const ConfigNode* m = r.find("memory")) {
+        d.memory = read_bytes(*m, fmt::format("memory of {}", what));
+      }
+    }
+    if (const ConfigNode* p = r.find("ports")) d.ports = read_ports(*p, name);
+    if (const ConfigNode* l = r.find("latency")) {
+      d.latency = read_seconds(*l, fmt::format("latency of {}", what));
+    }
+    devices.push_back(std::move(d));
+  }
+  return devices;
+}
+
+std::vector<LinkConfig> read_links(const ConfigNode& node, const std::vector<DeviceConfig>& devices,
+                                   const std::map<LinkKind, LinkKindConfig>& kinds) {
+  if (!node.is_sequence()) {
+    throw ConfigError(node.origin(), "'links' must be a list (e.g. - {a: gpu0, b: gpu1, kind: "
+                                     "nvlink, lanes: 1})");
+  }
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(d.name);
+  auto check_endpoint = [&](const ConfigNode& value, const std::string& link_id) {
+    const std::string name = read_string(value, "endpoint");
+    if (std::find(names.begin(), names.end(), name) != names.end()) return name;
+    std::string hint = names.empty() ? "no devices are declared"
+                                     : fmt::format("known: {}", fmt::join(names, ", "));
+    if (auto near = nearest_name(name, names)) hint = fmt::format("did you mean '{}'?", *near);
+    throw ConfigError(value.origin(),
+                      fmt::format("link {}: unknown endpoint '{}' ({})", link_id, name, hint));
+  };
+
+  std::vector<LinkConfig> links;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const ConfigNode& item : node.items()) {
+    const auto [a_name, b_name] = link_endpoints(item);
+    const std::string id = a_name + "-" + b_name;
+    const std::string what = fmt::format("link {}", id);
+    MapReader r(item, what, {"a", "b", "kind", "lanes", "lane_bandwidth", "latency", "efficiency"});
+    LinkConfig l;
+    l.origin = item.origin();
+    l.a = check_endpoint(*r.find("a"), id);
+    l.b = check_endpoint(*r.find("b"), id);
+    if (l.a == l.b) {
+      throw ConfigError(item.origin(), fmt::format("{} joins {} to itself (give two devices)", what,
+                                                   l.a));
+    }
+    if (!seen.insert(std::minmax(l.a, l.b)).second) {
+      throw ConfigError(item.origin(), fmt::format("{} is declared twice (merge them into one link "
+                                                   "with more lanes)",
+                                                   what));
+    }
+    l.kind = read_link_kind(r.require("kind", "nvlink"), fmt::format("kind of {}", what));
+    l.lanes = static_cast<int>(
+        read_integer(r.require("lanes", "1"), fmt::format("lanes of {}", what), 1, 100000));
+    const auto figures = kinds.find(l.kind);
+    const ConfigNode* bw = r.find("lane_bandwidth");
+    const ConfigNode* lat = r.find("latency");
+    if (figures == kinds.end() && (bw == nullptr || lat == nullptr)) {
+      throw ConfigError(item.origin(),
+                        fmt::format("{}: link kind '{}' has no figures (add link_kinds: {{{}: "
+                                    "{{lane_bandwidth: ..., latency: ...}}}})",
+                                    what, to_string(l.kind), to_string(l.kind)));
+    }
+    l.lane_bandwidth = bw ? read_bandwidth(*bw, fmt::format("lane_bandwidth of {}", what))
+                          : figures->second.lane_bandwidth;
+    l.latency = lat ? read_seconds(*lat, fmt::format("latency of {}", what))
+                    : figures->second.latency;
+    if (const ConfigNode* e = r.find("efficiency")) {
+      l.efficiency = read_number(*e, fmt::format("efficiency of {}", what), 0.01, 1.0);
+    } else if (figures != kinds.end()) {
+      l.efficiency = figures->second.efficiency;
+    }
+    links.push_back(std::move(l));
+  }
+  return links;
+}
+
+ClusterConfig read_cluster(const ConfigNode& node) {
+  MapReader r(node, "cluster", {"node", "nodes", "network"});
+  r.require("node", "sierra-node");  // already resolved at the document stage
+  ClusterConfig c;
+  c.origin = node.origin();
+  c.nodes = static_cast<int>(read_integer(r.require("nodes", "4"), "'nodes' of cluster", 1, 100000));
+
+  MapReader n(r.require("network", "{topology: fat_tree, ...}"), "cluster network",
+              {"topology", "rails", "taper", "switch_radix", "switch_latency", "link"});
+  const ConfigNode& topology = n.require("topology", "fat_tree");
+  if (read_string(topology, "'topology' of cluster network") != "fat_tree") {
+    throw ConfigError(topology.origin(), fmt::format("unknown network topology '{}' (known: "
+                                                     "fat_tree)",
+                                                     topology.value()));
+  }
+  FatTreeConfig& f = c.network;
+  f.origin = n.node().origin();
+  f.rails = static_cast<int>(read_integer(n.require("rails", "1"), "'rails' of cluster network", 1, 16));
+  f.taper = static_cast<int>(read_integer(n.require("taper", "1"), "'taper' of cluster network", 1, 64));
+  f.switch_radix = static_cast<int>(
+      read_integer(n.require("switch_radix", "36"), "'switch_radix' of cluster network", 4, 1024));
+  f.switch_latency = read_seconds(n.require("switch_latency", "90 ns"),
+                                  "'switch_latency' of cluster network");
+  MapReader link(n.require("link", "{kind: infiniband, lanes: 4}"), "cluster network link",
+                 {"kind", "lanes"});
+  f.link_kind = read_link_kind(link.require("kind", "infiniband"), "kind of cluster network link");
+  f.link_lanes = static_cast<int>(
+      read_integer(link.require("lanes", "4"), "lanes of cluster network link", 1, 64));
+  return c;
+}
+
+TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
+  MapReader r(doc, "topology",
+              {"name", "description", "routing", "link_kinds", "devices", "links", "cluster"});
+  TopologyConfig t;
+  t.file = path;
+  t.name = r.string("name", "my-machine");
+  t.description = r.optional_string("description").value_or("");
+  if (const ConfigNode* routing = r.find("routing")) {
+    const auto mode = routing_mode_from_string(read_string(*routing, "'routing'"));
+    if (!mode) {
+      throw ConfigError(routing->origin(), fmt::format("unknown routing mode '{}' (known: {})",
+                                                       routing->value(), known_routing_modes()));
+    }
+    t.routing = *mode;
+  }
+  t.link_kinds = read_link_kinds(r.find("link_kinds"));
+  t.devices = read_devices(r.require("devices", "{gpu0: {kind: gpu, ...}}"));
+  if (const ConfigNode* links = r.find("links")) {
+    t.links = read_links(*links, t.devices, t.link_kinds);
+  }
+  if (const ConfigNode* cluster = r.find("cluster")) {
+    t.cluster = read_cluster(*cluster);
+    if (!t.link_kinds.contains(t.cluster->network.link_kind)) {
+      throw ConfigError(cluster->origin(),
+                        fmt::format("the cluster network uses link kind '{}', which has no figures "
+                                    "(add it under link_kinds)",
+                                    to_string(t.cluster->network.link_kind)));
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string shipped_topologies_dir() {
+  if (const char* dir = std::getenv("GPUSCALE_TOPOLOGIES_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  return GPUSCALE_TOPOLOGIES_DIR;
+}
+
+std::vector<std::string> shipped_topology_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(shipped_topologies_dir(), ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string resolve_topology_file(const std::string& name_or_path,
+                                  const std::string& relative_to_dir, const Origin& origin) {
+  if (looks_like_path(name_or_path)) {
+    fs::path p(name_or_path);
+    if (p.is_relative() && !relative_to_dir.empty()) p = fs::path(relative_to_dir) / p;
+    if (!fs::is_regular_file(p)) {
+      throw ConfigError(origin, fmt::format("no topology file '{}' (check the path)", p.string()));
+    }
+    return p.lexically_normal().string();
+  }
+  const fs::path shipped = fs::path(shipped_topologies_dir()) / (name_or_path + ".yaml");
+  if (fs::is_regular_file(shipped)) return shipped.string();
+  const auto names = shipped_topology_names();
+  std::string hint = fmt::format("known: {}", fmt::join(names, ", "));
+  if (auto near = nearest_name(name_or_path, names)) hint = fmt::format("did you mean '{}'?", *near);
+  throw ConfigError(origin, fmt::format("unknown topology '{}' ({}; or give a path to a .yaml "
+                                        "file)",
+                                        name_or_path, hint));
+}
+
+TopologyConfig load_topology_config(const std::string& name_or_path,
+                                    const std::vector<std::string>& overrides) {
+  const std::string path = resolve_topology_file(name_or_path, "", Origin{});
+  ConfigNode doc = load_document(path, 0);
+  for (const auto& assignment : overrides) apply_override(doc, assignment);
+  return read_topology(doc, path);
+}
+
+}  // namespace gpuscale::topo
