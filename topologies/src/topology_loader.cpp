@@ -112,37 +112,45 @@ ConfigNode derive(ConfigNode base, const ConfigNode& overlay) {
   return base;
 }
 
-ConfigNode load_document(const std::string& path, int depth) {
+// A file with its `base:` chain resolved.
+ConfigNode load_chain(const std::string& path, int depth) {
   ConfigNode doc = ConfigNode::load_file(path);
   if (!doc.is_map()) {
     throw ConfigError(doc.origin(), "a topology file must be a mapping (name:, devices:, links: ...)");
   }
-  const std::string dir = fs::path(path).parent_path().string();
   if (const ConfigNode* base = doc.find("base")) {
     if (depth >= kMaxBaseDepth) {
       throw ConfigError(base->origin(), "'base:' chain is too deep or circular (check which file "
                                         "derives from which)");
     }
+    const std::string dir = fs::path(path).parent_path().string();
     const std::string base_path =
         resolve_topology_file(read_string(*base, "'base'"), dir, base->origin());
     ConfigNode own = doc;
     own.erase("base");
-    doc = derive(load_document(base_path, depth + 1), own);
-  }
-  // A cluster's node file supplies the devices, links and link kinds of every node.
-  if (const ConfigNode* cluster = doc.find("cluster"); cluster != nullptr && cluster->is_map()) {
-    if (const ConfigNode* node = cluster->find("node")) {
-      const std::string node_path =
-          resolve_topology_file(read_string(*node, "'node' of cluster"), dir, node->origin());
-      ConfigNode node_doc = load_document(node_path, depth + 1);
-      if (node_doc.find("cluster") != nullptr) {
-        throw ConfigError(node->origin(), "the node of a cluster must be a single machine, not "
-                                          "another cluster");
-      }
-      doc = derive(std::move(node_doc), doc);  // the cluster file may change the node's keys
-    }
+    doc = derive(load_chain(base_path, depth + 1), own);
   }
   return doc;
+}
+
+// The whole machine's document: for a cluster, the node's document with the cluster's keys
+// derived over it, once the whole chain has chosen which node it is.
+ConfigNode load_document(const std::string& path) {
+  ConfigNode doc = load_chain(path, 0);
+  const ConfigNode* cluster = doc.find("cluster");
+  const ConfigNode* node = cluster != nullptr && cluster->is_map() ? cluster->find("node") : nullptr;
+  if (node == nullptr) return doc;
+  // A relative node path is relative to the file that names it.
+  const std::string dir =
+      node->origin().line > 0 ? fs::path(node->origin().file).parent_path().string() : "";
+  const std::string node_path =
+      resolve_topology_file(read_string(*node, "'node' of cluster"), dir, node->origin());
+  ConfigNode node_doc = load_chain(node_path, 0);
+  if (node_doc.find("cluster") != nullptr) {
+    throw ConfigError(node->origin(), "the node of a cluster must be a single machine, not "
+                                      "another cluster");
+  }
+  return derive(std::move(node_doc), doc);
 }
 
 // --- Reading stage: a merged document into TopologyConfig -----------------------------------
@@ -411,7 +419,7 @@ std::string resolve_topology_file(const std::string& name_or_path,
 TopologyConfig load_topology_config(const std::string& name_or_path,
                                     const std::vector<std::string>& overrides) {
   const std::string path = resolve_topology_file(name_or_path, "", Origin{});
-  ConfigNode doc = load_document(path, 0);
+  ConfigNode doc = load_document(path);
   for (const auto& assignment : overrides) apply_override(doc, assignment);
   return read_topology(doc, path);
 }

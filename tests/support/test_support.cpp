@@ -1,0 +1,37 @@
+#include "tests/support/test_support.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+namespace gpuscale::testing {
+
+std::string write_temp_file(const std::string& name, const std::string& text) {
+  // Inside the build tree, so that test runs leave nothing behind elsewhere.
+  const auto dir = std::filesystem::path(GPUSCALE_TEST_TMPDIR) / std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+CommandResult run_command(const std::string& command) {
+  const std::string err_path = write_temp_file("stderr.txt", "");
+  CommandResult result;
+  FILE* pipe = ::popen((command + " 2>" + err_path).c_str(), "r");
+  if (pipe == nullptr) return {-1, "", "popen failed"};
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  return result;
+}
+
+}  // namespace gpuscale::testing

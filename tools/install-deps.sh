@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs gpuscale's build dependencies from Debian's package registry (bookworm), only those
+# that are missing. Uses sudo when not run as root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libsimgrid-dev          # discrete-event engine (3.32)
+  libboost-graph-dev      # topologies and routes
+  libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine may have empty package lists; refresh them only when an install needs it.
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" ||
+  { $sudo apt-get update -q && $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"; }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The README's two commands:
+#   tools/quickstart.sh run    install what is missing, build, run the default study
+#   tools/quickstart.sh test   install what is missing, build, run every test
+# The executable lands at build/gpuscale.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+what="${1:-run}"
+case "$what" in run|test) ;; *) echo "usage: tools/quickstart.sh run|test" >&2; exit 2 ;; esac
+
+tools/install-deps.sh
+mkdir -p build
+log=build/build.log
+echo "building (log: $log)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$log" 2>&1 || { cat "$log"; exit 1; }
+cmake --build build -j "$(nproc)" >> "$log" 2>&1 || { tail -50 "$log"; exit 1; }
+
+if [ "$what" = run ]; then
+  # Until the replay engine lands, the default study shows the bundled DGX-1 model.
+  exec build/gpuscale topo show dgx1-v100
+fi
+cd build && exec ctest --output-on-failure -j "$(nproc)"
