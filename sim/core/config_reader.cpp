@@ -123,6 +123,14 @@ std::optional<std::string> nearest_name(std::string_view key,
   return best;
 }
 
+std::string unknown_name_message(std::string_view what, std::string_view name,
+                                 const std::vector<std::string>& known) {
+  if (auto near = nearest_name(name, known)) {
+    return fmt::format("unknown {} '{}' (did you mean '{}'?)", what, name, *near);
+  }
+  return fmt::format("unknown {} '{}' (known: {})", what, name, fmt::join(known, ", "));
+}
+
 MapReader::MapReader(const ConfigNode& node, std::string what,
                      std::initializer_list<std::string_view> allowed)
     : node_(node), what_(std::move(what)) {
@@ -134,7 +142,7 @@ MapReader::MapReader(const ConfigNode& node, std::string what,
     if (std::find(known.begin(), known.end(), entry.key) != known.end()) continue;
     std::string hint = fmt::format("known: {}", fmt::join(known, ", "));
     if (auto near = nearest_name(entry.key, known)) hint = fmt::format("did you mean '{}'?", *near);
-    throw ConfigError(entry.value.origin(),
+    throw ConfigError(entry.where(),
                       fmt::format("unknown key '{}' in {} ({})", entry.key, what_, hint));
   }
 }

@@ -29,6 +29,11 @@ bool read_bool(const ConfigNode& node, std::string_view what);
 std::optional<std::string> nearest_name(std::string_view key,
                                         const std::vector<std::string>& allowed);
 
+// "unknown link kind 'nvlnk' (did you mean 'nvlink'?)", or "(known: a, b, c)" when no known
+// name is near.
+std::string unknown_name_message(std::string_view what, std::string_view name,
+                                 const std::vector<std::string>& known);
+
 class MapReader {
  public:
   // Throws if `node` is not a mapping or holds a key outside `allowed`.

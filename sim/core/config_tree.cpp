@@ -39,7 +39,7 @@ ConfigNode convert(const YAML::Node& node, const std::string& file) {
         }
         ConfigNode value = convert(kv.second, file);
         if (value.is_null()) value = ConfigNode::scalar("", key_origin);
-        map.entries().push_back({key, std::move(value)});
+        map.entries().push_back({key, std::move(value), key_origin});
       }
       return map;
     }
@@ -127,7 +127,7 @@ void ConfigNode::set(std::string key, ConfigNode value) {
   if (ConfigNode* existing = find(key)) {
     *existing = std::move(value);
   } else {
-    entries_.push_back({std::move(key), std::move(value)});
+    entries_.push_back({std::move(key), std::move(value), Origin{}});
   }
 }
 

@@ -60,6 +60,9 @@ class ConfigNode {
 struct ConfigNode::Entry {
   std::string key;
   ConfigNode value;
+  Origin key_origin;  // where the key is written; empty for keys added in code
+
+  const Origin& where() const { return key_origin.file.empty() ? value.origin() : key_origin; }
 };
 
 // Deep merge used by `base:` derivation: mappings merge key by key (recursively); any other

@@ -22,7 +22,16 @@ struct Origin {
 class ConfigError : public std::runtime_error {
  public:
   ConfigError(const Origin& where, const std::string& what)
-      : std::runtime_error(where.file.empty() ? what : where.str() + ": " + what) {}
+      : std::runtime_error(one_line(where.file.empty() ? what : where.str() + ": " + what)) {}
+
+ private:
+  // A value quoted in a message may hold a line break; the message stays one line.
+  static std::string one_line(std::string text) {
+    for (char& c : text) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    return text;
+  }
 };
 
 }  // namespace gpuscale

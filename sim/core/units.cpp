@@ -78,7 +78,7 @@ double parse_quantity(std::string_view text, const std::array<UnitFactor, N>& un
       }
       if (value < 0) {
         throw std::invalid_argument(
-            fmt::format("{} '{}' is negative (write a value >= 0, e.g. '{}')", what, text, example));
+            fmt::format("{} '{}' is negative (write e.g. '{}')", what, text, example));
       }
       return value;
     }

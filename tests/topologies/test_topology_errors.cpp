@@ -152,11 +152,6 @@ TEST(TopologyErrors, UnknownTopLevelKeyFarFromAnyListsTheKnownOnes) {
 TEST(TopologyErrors, UnknownTopLevelKeyNamesTheKeyLineNotItsValue) {
   // A block value starts on the line after its key; the error should point at the key.
   const Failure f = fail("top-key-block.yaml", pair_with_line(7, "linkz:"));
-  if (f.message.starts_with(at(f.path, 8) + ":")) {
-    GTEST_SKIP() << "library bug: an unknown key with a block value is reported at its value's "
-                    "first line (8), not the key's (7): "
-                 << f.message;
-  }
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 7), "unknown key 'linkz'"));
 }
 
@@ -213,7 +208,7 @@ TEST(TopologyErrors, LinkDeclaredTwiceNamesTheSecond) {
 TEST(TopologyErrors, UnknownLinkKind) {
   const Failure f =
       fail("link-kind.yaml", pair_with_line(8, "  - {a: gpu0, b: gpu1, kind: nvlnk, lanes: 2}"));
-  EXPECT_THAT(f.message, ErrorAt(at(f.path, 8), "unknown link kind 'nvlnk' (known: nvlink"));
+  EXPECT_THAT(f.message, ErrorAt(at(f.path, 8), "unknown link kind 'nvlnk' (did you mean 'nvlink'?)"));
 }
 
 TEST(TopologyErrors, UnknownLinkKindUnderLinkKinds) {
@@ -236,8 +231,8 @@ TEST(TopologyErrors, ZeroLanes) {
 }
 
 TEST(TopologyErrors, LanesNotAnInteger) {
-  const Failure f =
-      fail("lanes-half.yaml", pair_with_line(8, "  - {a: gpu0, b: gpu1, kind: nvlink, lanes: 1.5}"));
+  const Failure f = fail("lanes-half.yaml",
+                         pair_with_line(8, "  - {a: gpu0, b: gpu1, kind: nvlink, lanes: 1.5}"));
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 8), "lanes of link gpu0-gpu1 '1.5' is not a whole "
                                                 "number"));
 }
@@ -251,8 +246,8 @@ TEST(TopologyErrors, LanesGivenAsAList) {
 // --- Figures ---------------------------------------------------------------------------------
 
 TEST(TopologyErrors, NegativeBandwidth) {
-  const Failure f = fail("bw-neg.yaml",
-                         pair_with_line(3, "  nvlink: {lane_bandwidth: -25 GB/s, latency: 0.3 us}"));
+  const Failure f = fail(
+      "bw-neg.yaml", pair_with_line(3, "  nvlink: {lane_bandwidth: -25 GB/s, latency: 0.3 us}"));
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 3), "lane_bandwidth of link kind 'nvlink': bandwidth "
                                                 "'-25 GB/s' is negative"));
 }
@@ -284,8 +279,8 @@ TEST(TopologyErrors, BandwidthThatIsNotANumber) {
 }
 
 TEST(TopologyErrors, NegativeLatency) {
-  const Failure f = fail("lat-neg.yaml",
-                         pair_with_line(3, "  nvlink: {lane_bandwidth: 25 GB/s, latency: -0.3 us}"));
+  const Failure f = fail(
+      "lat-neg.yaml", pair_with_line(3, "  nvlink: {lane_bandwidth: 25 GB/s, latency: -0.3 us}"));
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 3), "latency of link kind 'nvlink': time '-0.3 us' is "
                                                 "negative"));
 }
@@ -321,7 +316,7 @@ TEST(TopologyErrors, NegativeEfficiency) {
 TEST(TopologyErrors, UnknownDeviceKind) {
   const Failure f = fail("dev-kind.yaml",
                          pair_with_line(6, "  gpu1: {kind: gpuu, model: V100, memory: 16 GB}"));
-  EXPECT_THAT(f.message, ErrorAt(at(f.path, 6), "unknown device kind 'gpuu' (known: gpu"));
+  EXPECT_THAT(f.message, ErrorAt(at(f.path, 6), "unknown device kind 'gpuu' (did you mean 'gpu'?)"));
 }
 
 TEST(TopologyErrors, GpuWithoutMemory) {
@@ -341,7 +336,7 @@ TEST(TopologyErrors, MoreLanesThanPortsNamesTheDevice) {
       fail("ports.yaml", pair_with_line(5, "  gpu0: {kind: gpu, model: V100, memory: 16 GB, "
                                            "ports: {nvlink: 1}}"));
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 5), "device gpu0 has 2 nvlink lanes in its links but "
-                                                "only 1 ports"));
+                                                "1 in its ports"));
 }
 
 TEST(TopologyErrors, DisconnectedGpuNamesItsLine) {
@@ -402,11 +397,6 @@ TEST(TopologyErrors, MissingFileNamesThePath) {
 TEST(TopologyErrors, MissingFileStartsWithThePath) {
   const std::string path = write_temp_file("exists2.yaml", kPair) + ".missing.yaml";
   const std::string message = config_error_of([&] { load_build_route(path); });
-  if (!message.starts_with(path + ": ")) {
-    GTEST_SKIP() << "library bug: a missing top-level file is reported without the "
-                    "'PATH: ' prefix: "
-                 << message;
-  }
   EXPECT_THAT(message, ErrorAt(path, "no such file"));
 }
 
@@ -456,8 +446,8 @@ link_kinds:
 }
 
 TEST(TopologyErrors, ErrorInTheBaseNamesTheBaseFile) {
-  const std::string base = write_temp_file("broken-base.yaml", pair_with_line(6, "  gpu1: {kind: "
-                                                                                 "gpu, model: V100}"));
+  const std::string base =
+      write_temp_file("broken-base.yaml", pair_with_line(6, "  gpu1: {kind: gpu, model: V100}"));
   const Failure f = fail("on-broken-base.yaml", "base: broken-base.yaml\nname: x\n");
   EXPECT_THAT(f.message, ErrorAt(at(base, 6), "device gpu1 lacks 'memory'"));
 }
@@ -512,10 +502,6 @@ TEST(TopologyErrors, ClusterWithMoreRailsThanNics) {
 TEST(TopologyErrors, ClusterWithMoreRailsThanNicsNamesTheRailsLine) {
   write_temp_file("node.yaml", kNode);
   const Failure f = fail("rails-line.yaml", cluster_text(2, 2, 36));
-  if (!f.message.starts_with(at(f.path, 7) + ":")) {
-    GTEST_SKIP() << "library bug: too many rails is not reported at the 'rails:' line (7): "
-                 << f.message;
-  }
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 7), "2 rails need 2 NICs"));
 }
 
@@ -531,30 +517,18 @@ TEST(TopologyErrors, ClusterTooBigForATwoLevelFatTree) {
 TEST(TopologyErrors, ClusterTooBigNamesTheNodesLine) {
   write_temp_file("node.yaml", kNode);
   const Failure f = fail("too-many-line.yaml", cluster_text(33, 1, 8));
-  if (!f.message.starts_with(at(f.path, 4) + ":")) {
-    GTEST_SKIP() << "library bug: too many nodes is not reported at the 'nodes:' line (4): "
-                 << f.message;
-  }
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 4), "33 nodes exceed"));
 }
 
 TEST(TopologyErrors, ClusterTooBigByOverrideNamesTheOption) {
   write_temp_file("node.yaml", kNode);
   const Failure f = fail("too-many-set.yaml", cluster_text(2, 1, 8), {"cluster.nodes=33"});
-  if (!f.message.starts_with("--set cluster.nodes=33: ")) {
-    GTEST_SKIP() << "library bug: too many nodes given by --set is blamed on the file: "
-                 << f.message;
-  }
   EXPECT_THAT(f.message, ErrorAt("--set cluster.nodes=33", "33 nodes exceed"));
 }
 
 TEST(TopologyErrors, OverrideOfTheClusterNodeIsNotIgnored) {
   write_temp_file("node.yaml", kNode);
   const Failure f = fail("set-node.yaml", cluster_text(2, 1, 36), {"cluster.node=gone.yaml"});
-  if (f.message == "<no ConfigError thrown>") {
-    GTEST_SKIP() << "library bug: --set cluster.node=gone.yaml is silently ignored (the node is "
-                    "resolved before overrides apply)";
-  }
   EXPECT_THAT(f.message, StartsWith("--set cluster.node=gone.yaml: "));
 }
 
@@ -627,10 +601,6 @@ TEST(TopologyErrors, ValueWithANewlineStillGivesOneLine) {
   const Failure f = fail("newline-kind.yaml", pair_with_line(6, "  gpu1: {kind: \"gp\\nu\", "
                                                                 "model: V100, memory: 16 GB}"));
   ASSERT_THAT(f.message, StartsWith(at(f.path, 6) + ": unknown device kind"));
-  if (f.message.find('\n') != std::string::npos) {
-    GTEST_SKIP() << "library bug: a value holding a newline is echoed verbatim, so the message "
-                    "spans two lines";
-  }
   EXPECT_THAT(f.message, Not(HasSubstr("\n")));
 }
 

@@ -66,27 +66,10 @@ void add_fat_trees(const TopologyConfig& config, ExpandedMachine& out) {
       fabric.rail_nic.push_back(static_cast<int>(j));
     }
   }
-  if (static_cast<int>(fabric.rail_nic.size()) < net.rails) {
-    throw ConfigError(net.origin, fmt::format("{} rails need {} NICs per node, but the node has {} "
-                                              "(lower 'rails' or add NICs to the node)",
-                                              net.rails, net.rails, fabric.rail_nic.size()));
-  }
-
+  // The loader has checked that the node has a NIC per rail and that the tree holds the nodes.
   const int down = net.switch_radix * net.taper / (net.taper + 1);
   const int up = net.switch_radix - down;
-  if (down < 1 || up < 1) {
-    throw ConfigError(net.origin, fmt::format("a radix-{} switch with taper {} leaves no node or "
-                                              "up-link ports (raise switch_radix)",
-                                              net.switch_radix, net.taper));
-  }
   const int leaves = (cluster.nodes + down - 1) / down;
-  if (leaves > net.switch_radix) {
-    throw ConfigError(cluster.origin,
-                      fmt::format("{} nodes exceed what a two-level fat tree of radix {} and taper "
-                                  "{} holds ({} nodes; raise switch_radix or taper)",
-                                  cluster.nodes, net.switch_radix, net.taper,
-                                  down * net.switch_radix));
-  }
   // The fewest spines whose ports take every leaf's share of up-links; `up` spines always do,
   // since then each leaf needs one port per spine and leaves <= radix.
   int spines = leaves == 1 ? 0 : (leaves * up + net.switch_radix - 1) / net.switch_radix;

@@ -21,8 +21,7 @@ struct ExpandedMachine {
 };
 
 // Resolves device/link names into indices; for a cluster, copies the node template per node
-// and builds each rail's fat tree. Throws ConfigError (e.g. more rails than NICs per node, more
-// nodes than a two-level tree of this radix holds).
+// and builds each rail's fat tree. The config is one the loader accepted.
 ExpandedMachine expand_machine(const TopologyConfig& config);
 
 }  // namespace gpuscale::topo

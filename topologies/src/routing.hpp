@@ -7,7 +7,7 @@
 // Cut-through legs never pass through a GPU. Among the allowed paths, the one with the smallest
 // sum over its links of latency + 1 MB / effective bandwidth (plus the latency of each device it
 // crosses) wins: a stand-in for "fastest for a typical gradient chunk" that stays additive, so
-// Dijkstra applies. Ties go to the lower device index, so routes are deterministic.
+// Dijkstra applies. Ties are broken by graph order, so routes are deterministic.
 #pragma once
 
 #include <map>

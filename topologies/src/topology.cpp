@@ -19,8 +19,8 @@ void check_ports(const std::vector<Device>& devices, const std::vector<Link>& li
       const auto port = devices[i].ports.find(kind);
       if (port == devices[i].ports.end() || lanes <= port->second) continue;
       throw ConfigError(devices[i].origin,
-                        fmt::format("device {} has {} {} lanes in its links but only {} ports "
-                                    "(remove lanes from its links or raise its ports)",
+                        fmt::format("device {} has {} {} lanes in its links but {} in its "
+                                    "ports (remove lanes from its links or raise its ports)",
                                     devices[i].name, lanes, to_string(kind), port->second));
     }
   }

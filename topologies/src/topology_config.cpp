@@ -45,12 +45,9 @@ auto value_of(const Table& table, const std::string& name)
 }
 
 template <typename Table>
-std::string names_of(const Table& table) {
-  std::string out;
-  for (const auto& [e, name] : table) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
+std::vector<std::string> names_of(const Table& table) {
+  std::vector<std::string> out;
+  for (const auto& [e, name] : table) out.emplace_back(name);
   return out;
 }
 
@@ -70,8 +67,8 @@ std::optional<RoutingMode> routing_mode_from_string(const std::string& name) {
   return value_of(kRoutingModes, name);
 }
 
-std::string known_device_kinds() { return names_of(kDeviceKinds); }
-std::string known_link_kinds() { return names_of(kLinkKinds); }
-std::string known_routing_modes() { return names_of(kRoutingModes); }
+std::vector<std::string> device_kind_names() { return names_of(kDeviceKinds); }
+std::vector<std::string> link_kind_names() { return names_of(kLinkKinds); }
+std::vector<std::string> routing_mode_names() { return names_of(kRoutingModes); }
 
 }  // namespace gpuscale::topo

@@ -25,9 +25,9 @@ const char* to_string(RoutingMode mode);
 std::optional<DeviceKind> device_kind_from_string(const std::string& name);
 std::optional<LinkKind> link_kind_from_string(const std::string& name);
 std::optional<RoutingMode> routing_mode_from_string(const std::string& name);
-std::string known_device_kinds();
-std::string known_link_kinds();
-std::string known_routing_modes();
+std::vector<std::string> device_kind_names();
+std::vector<std::string> link_kind_names();
+std::vector<std::string> routing_mode_names();
 
 struct LinkKindConfig {
   BytesPerSecond lane_bandwidth;  // per direction

@@ -71,12 +71,14 @@ void merge_devices(ConfigNode& doc, ConfigNode& base_devices, const ConfigNode& 
   if (!overlay_devices.is_map() || !base_devices.is_map()) {
     throw ConfigError(overlay_devices.origin(), "'devices' must map device names to attributes");
   }
-  for (const auto& [name, change] : overlay_devices.entries()) {
+  for (const auto& entry : overlay_devices.entries()) {
+    const std::string& name = entry.key;
+    const ConfigNode& change = entry.value;
     if (!is_removal(change)) {
       if (ConfigNode* existing = base_devices.find(name)) {
         merge_into(*existing, change);
       } else {
-        base_devices.entries().push_back({name, change});
+        base_devices.entries().push_back(entry);
       }
       continue;
     }
@@ -97,16 +99,16 @@ void merge_devices(ConfigNode& doc, ConfigNode& base_devices, const ConfigNode& 
 // `overlay` derives from `base`: links match by endpoints, devices by name, the rest merges
 // key by key.
 ConfigNode derive(ConfigNode base, const ConfigNode& overlay) {
-  for (const auto& [key, value] : overlay.entries()) {
-    ConfigNode* existing = base.find(key);
-    if (existing != nullptr && key == "links") {
-      merge_links(*existing, value);
-    } else if (existing != nullptr && key == "devices") {
-      merge_devices(base, *existing, value);
+  for (const auto& entry : overlay.entries()) {
+    ConfigNode* existing = base.find(entry.key);
+    if (existing != nullptr && entry.key == "links") {
+      merge_links(*existing, entry.value);
+    } else if (existing != nullptr && entry.key == "devices") {
+      merge_devices(base, *existing, entry.value);
     } else if (existing != nullptr) {
-      merge_into(*existing, value);
+      merge_into(*existing, entry.value);
     } else {
-      base.entries().push_back({key, value});
+      base.entries().push_back(entry);
     }
   }
   return base;
@@ -135,8 +137,7 @@ ConfigNode load_chain(const std::string& path, int depth) {
 
 // The whole machine's document: for a cluster, the node's document with the cluster's keys
 // derived over it, once the whole chain has chosen which node it is.
-ConfigNode load_document(const std::string& path) {
-  ConfigNode doc = load_chain(path, 0);
+ConfigNode merge_cluster_node(ConfigNode doc) {
   const ConfigNode* cluster = doc.find("cluster");
   const ConfigNode* node = cluster != nullptr && cluster->is_map() ? cluster->find("node") : nullptr;
   if (node == nullptr) return doc;
@@ -158,8 +159,7 @@ ConfigNode load_document(const std::string& path) {
 LinkKind read_link_kind(const ConfigNode& node, std::string_view what) {
   const std::string name = read_string(node, what);
   if (auto kind = link_kind_from_string(name)) return *kind;
-  throw ConfigError(node.origin(), fmt::format("unknown link kind '{}' (known: {})", name,
-                                               known_link_kinds()));
+  throw ConfigError(node.origin(), unknown_name_message("link kind", name, link_kind_names()));
 }
 
 std::map<LinkKind, LinkKindConfig> read_link_kinds(const ConfigNode* node) {
@@ -168,11 +168,12 @@ std::map<LinkKind, LinkKindConfig> read_link_kinds(const ConfigNode* node) {
   if (!node->is_map()) {
     throw ConfigError(node->origin(), "'link_kinds' must map link kinds to their figures");
   }
-  for (const auto& [name, figures] : node->entries()) {
+  for (const auto& entry : node->entries()) {
+    const std::string& name = entry.key;
+    const ConfigNode& figures = entry.value;
     const auto kind = link_kind_from_string(name);
     if (!kind) {
-      throw ConfigError(figures.origin(), fmt::format("unknown link kind '{}' (known: {})", name,
-                                                      known_link_kinds()));
+      throw ConfigError(entry.where(), unknown_name_message("link kind", name, link_kind_names()));
     }
     const std::string what = fmt::format("link kind '{}'", name);
     MapReader r(figures, what, {"lane_bandwidth", "latency", "efficiency"});
@@ -196,12 +197,14 @@ std::map<LinkKind, int> read_ports(const ConfigNode& node, const std::string& de
                                                  device));
   }
   std::map<LinkKind, int> ports;
-  for (const auto& [name, count] : node.entries()) {
+  for (const auto& entry : node.entries()) {
+    const std::string& name = entry.key;
+    const ConfigNode& count = entry.value;
     const auto kind = link_kind_from_string(name);
     if (!kind) {
-      throw ConfigError(count.origin(), fmt::format("unknown link kind '{}' in ports of {} "
-                                                    "(known: {})",
-                                                    name, device, known_link_kinds()));
+      throw ConfigError(entry.where(),
+                        unknown_name_message("link kind", name, link_kind_names()) +
+                            fmt::format(" in ports of {}", device));
     }
     ports[*kind] = static_cast<int>(
         read_integer(count, fmt::format("{} ports of {}", name, device), 0, 100000));
@@ -215,9 +218,11 @@ std::vector<DeviceConfig> read_devices(const ConfigNode& node) {
                                      "gpu0: {kind: gpu, model: V100-SXM2, memory: 16 GB})");
   }
   std::vector<DeviceConfig> devices;
-  for (const auto& [name, attributes] : node.entries()) {
+  for (const auto& entry : node.entries()) {
+    const std::string& name = entry.key;
+    const ConfigNode& attributes = entry.value;
     if (!valid_device_name(name)) {
-      throw ConfigError(attributes.origin(),
+      throw ConfigError(entry.where(),
                         fmt::format("device name '{}' may hold only a-z, 0-9, '_' and '-'", name));
     }
     const std::string what = fmt::format("device {}", name);
@@ -228,8 +233,8 @@ std::vector<DeviceConfig> read_devices(const ConfigNode& node) {
     const ConfigNode& kind_node = r.require("kind", "gpu");
     const auto kind = device_kind_from_string(read_string(kind_node, "kind"));
     if (!kind) {
-      throw ConfigError(kind_node.origin(), fmt::format("unknown device kind '{}' (known: {})",
-                                                        kind_node.value(), known_device_kinds()));
+      throw ConfigError(kind_node.origin(), unknown_name_message("device kind", kind_node.value(),
+                                                                 device_kind_names()));
     }
     d.kind = *kind;
     if (d.kind == DeviceKind::Gpu) {
@@ -261,11 +266,8 @@ std::vector<LinkConfig> read_links(const ConfigNode& node, const std::vector<Dev
   auto check_endpoint = [&](const ConfigNode& value, const std::string& link_id) {
     const std::string name = read_string(value, "endpoint");
     if (std::find(names.begin(), names.end(), name) != names.end()) return name;
-    std::string hint = names.empty() ? "no devices are declared"
-                                     : fmt::format("known: {}", fmt::join(names, ", "));
-    if (auto near = nearest_name(name, names)) hint = fmt::format("did you mean '{}'?", *near);
-    throw ConfigError(value.origin(),
-                      fmt::format("link {}: unknown endpoint '{}' ({})", link_id, name, hint));
+    throw ConfigError(value.origin(), fmt::format("link {}: {}", link_id,
+                                                  unknown_name_message("endpoint", name, names)));
   };
 
   std::vector<LinkConfig> links;
@@ -314,34 +316,65 @@ std::vector<LinkConfig> read_links(const ConfigNode& node, const std::vector<Dev
   return links;
 }
 
-ClusterConfig read_cluster(const ConfigNode& node) {
+// Also checks that the cluster can be built, at the line (or --set) of the value at fault: the
+// node has a NIC per rail, the switches have node and up-link ports, and a two-level fat tree
+// of this radix holds the nodes (cluster_expander.hpp has the sizing rule).
+ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfig>& devices,
+                           const std::map<LinkKind, LinkKindConfig>& link_kinds) {
   MapReader r(node, "cluster", {"node", "nodes", "network"});
-  r.require("node", "sierra-node");  // already resolved at the document stage
+  r.require("node", "sierra-node");  // already merged at the document stage
   ClusterConfig c;
   c.origin = node.origin();
-  c.nodes = static_cast<int>(read_integer(r.require("nodes", "4"), "'nodes' of cluster", 1, 100000));
+  const ConfigNode& nodes = r.require("nodes", "4");
+  c.nodes = static_cast<int>(read_integer(nodes, "'nodes' of cluster", 1, 1'000'000));
 
   MapReader n(r.require("network", "{topology: fat_tree, ...}"), "cluster network",
               {"topology", "rails", "taper", "switch_radix", "switch_latency", "link"});
   const ConfigNode& topology = n.require("topology", "fat_tree");
   if (read_string(topology, "'topology' of cluster network") != "fat_tree") {
-    throw ConfigError(topology.origin(), fmt::format("unknown network topology '{}' (known: "
-                                                     "fat_tree)",
-                                                     topology.value()));
+    throw ConfigError(topology.origin(),
+                      unknown_name_message("network topology", topology.value(), {"fat_tree"}));
   }
   FatTreeConfig& f = c.network;
   f.origin = n.node().origin();
-  f.rails = static_cast<int>(read_integer(n.require("rails", "1"), "'rails' of cluster network", 1, 16));
+  const ConfigNode& rails = n.require("rails", "1");
+  f.rails = static_cast<int>(read_integer(rails, "'rails' of cluster network", 1, 16));
   f.taper = static_cast<int>(read_integer(n.require("taper", "1"), "'taper' of cluster network", 1, 64));
-  f.switch_radix = static_cast<int>(
-      read_integer(n.require("switch_radix", "36"), "'switch_radix' of cluster network", 4, 1024));
+  const ConfigNode& radix = n.require("switch_radix", "36");
+  f.switch_radix = static_cast<int>(read_integer(radix, "'switch_radix' of cluster network", 4, 1024));
   f.switch_latency = read_seconds(n.require("switch_latency", "90 ns"),
                                   "'switch_latency' of cluster network");
   MapReader link(n.require("link", "{kind: infiniband, lanes: 4}"), "cluster network link",
                  {"kind", "lanes"});
-  f.link_kind = read_link_kind(link.require("kind", "infiniband"), "kind of cluster network link");
+  const ConfigNode& kind = link.require("kind", "infiniband");
+  f.link_kind = read_link_kind(kind, "kind of cluster network link");
   f.link_lanes = static_cast<int>(
       read_integer(link.require("lanes", "4"), "lanes of cluster network link", 1, 64));
+
+  if (!link_kinds.contains(f.link_kind)) {
+    throw ConfigError(kind.origin(), fmt::format("link kind '{}' has no figures (add it under "
+                                                 "link_kinds)",
+                                                 to_string(f.link_kind)));
+  }
+  const auto nics = std::count_if(devices.begin(), devices.end(),
+                                  [](const DeviceConfig& d) { return d.kind == DeviceKind::Nic; });
+  if (f.rails > nics) {
+    throw ConfigError(rails.origin(), fmt::format("{} rails need {} NICs per node, but the node has "
+                                                  "{} (lower 'rails' or add NICs to the node)",
+                                                  f.rails, f.rails, nics));
+  }
+  const int down = f.switch_radix * f.taper / (f.taper + 1);
+  if (down < 1 || f.switch_radix - down < 1) {
+    throw ConfigError(radix.origin(), fmt::format("a radix-{} switch with taper {} leaves no node "
+                                                  "or up-link ports (raise switch_radix)",
+                                                  f.switch_radix, f.taper));
+  }
+  if (c.nodes > down * f.switch_radix) {
+    throw ConfigError(nodes.origin(),
+                      fmt::format("{} nodes exceed what a two-level fat tree of radix {} and taper "
+                                  "{} holds ({} nodes; raise switch_radix or taper)",
+                                  c.nodes, f.switch_radix, f.taper, down * f.switch_radix));
+  }
   return c;
 }
 
@@ -355,8 +388,8 @@ TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
   if (const ConfigNode* routing = r.find("routing")) {
     const auto mode = routing_mode_from_string(read_string(*routing, "'routing'"));
     if (!mode) {
-      throw ConfigError(routing->origin(), fmt::format("unknown routing mode '{}' (known: {})",
-                                                       routing->value(), known_routing_modes()));
+      throw ConfigError(routing->origin(), unknown_name_message("routing mode", routing->value(),
+                                                                routing_mode_names()));
     }
     t.routing = *mode;
   }
@@ -366,13 +399,7 @@ TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
     t.links = read_links(*links, t.devices, t.link_kinds);
   }
   if (const ConfigNode* cluster = r.find("cluster")) {
-    t.cluster = read_cluster(*cluster);
-    if (!t.link_kinds.contains(t.cluster->network.link_kind)) {
-      throw ConfigError(cluster->origin(),
-                        fmt::format("the cluster network uses link kind '{}', which has no figures "
-                                    "(add it under link_kinds)",
-                                    to_string(t.cluster->network.link_kind)));
-    }
+    t.cluster = read_cluster(*cluster, t.devices, t.link_kinds);
   }
   return t;
 }
@@ -402,25 +429,32 @@ std::string resolve_topology_file(const std::string& name_or_path,
     fs::path p(name_or_path);
     if (p.is_relative() && !relative_to_dir.empty()) p = fs::path(relative_to_dir) / p;
     if (!fs::is_regular_file(p)) {
+      // Named on the command line: the path itself is the place to blame.
+      if (origin.file.empty()) throw ConfigError(Origin{p.string(), 0}, "no such file (check the path)");
       throw ConfigError(origin, fmt::format("no topology file '{}' (check the path)", p.string()));
     }
     return p.lexically_normal().string();
   }
   const fs::path shipped = fs::path(shipped_topologies_dir()) / (name_or_path + ".yaml");
   if (fs::is_regular_file(shipped)) return shipped.string();
-  const auto names = shipped_topology_names();
-  std::string hint = fmt::format("known: {}", fmt::join(names, ", "));
-  if (auto near = nearest_name(name_or_path, names)) hint = fmt::format("did you mean '{}'?", *near);
-  throw ConfigError(origin, fmt::format("unknown topology '{}' ({}; or give a path to a .yaml "
-                                        "file)",
-                                        name_or_path, hint));
+  throw ConfigError(origin, unknown_name_message("topology", name_or_path, shipped_topology_names()) +
+                                ", or give the path of a .yaml file");
 }
 
 TopologyConfig load_topology_config(const std::string& name_or_path,
                                     const std::vector<std::string>& overrides) {
   const std::string path = resolve_topology_file(name_or_path, "", Origin{});
-  ConfigNode doc = load_document(path);
-  for (const auto& assignment : overrides) apply_override(doc, assignment);
+  // `--set cluster.node=...` chooses which node file is merged in, so it applies first; every
+  // other override applies to the merged machine, where the node's keys exist.
+  const auto chooses_node = [](const std::string& a) { return a.starts_with("cluster.node="); };
+  ConfigNode doc = load_chain(path, 0);
+  for (const auto& assignment : overrides) {
+    if (chooses_node(assignment)) apply_override(doc, assignment);
+  }
+  doc = merge_cluster_node(std::move(doc));
+  for (const auto& assignment : overrides) {
+    if (!chooses_node(assignment)) apply_override(doc, assignment);
+  }
   return read_topology(doc, path);
 }
 
