@@ -8,7 +8,7 @@ packages=(
   libsimgrid-dev          # discrete-event engine (3.32)
   libboost-graph-dev      # topologies and routes
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
 )
 
 missing=()

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::cerr << "gpuscale: " << e.what() << " (see gpuscale --help)\n";
     return 2;
   } catch (const gpuscale::ConfigError& e) {
     std::cerr << e.what() << '\n';

@@ -66,7 +66,7 @@ void add_topo_commands(CLI::App& app) {
       ->capture_default_str();
   show->add_option("--routing", options->routing,
                    "Route GPU pairs without NVLink this way (default: the file's routing)")
-      ->check(CLI::IsMember({"direct", "two_hop_gpu", "host_staged", "pcie"}));
+      ->check(CLI::IsMember(topo::routing_mode_names()));
   show->add_option("--set", options->overrides,
                    "Override a value of the file: KEY.PATH=VALUE (e.g. cluster.nodes=16)")
       ->allow_extra_args(false);
