@@ -1,0 +1,185 @@
+#include "topologies/src/topology_document.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "sim/core/config_reader.hpp"
+
+namespace gpuscale::topo {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kMaxBaseDepth = 16;
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+}
+
+bool is_removal(const ConfigNode& entry) {
+  const ConfigNode* remove = entry.is_map() ? entry.find("remove") : nullptr;
+  return remove != nullptr && read_bool(*remove, "'remove'");
+}
+
+void merge_links(ConfigNode& base_links, const ConfigNode& overlay_links) {
+  if (!overlay_links.is_sequence() || !base_links.is_sequence()) {
+    throw ConfigError(overlay_links.origin(), "'links' must be a list of links");
+  }
+  auto& items = base_links.items();
+  for (const ConfigNode& change : overlay_links.items()) {
+    const auto [a, b] = link_endpoints(change);
+    const auto match = std::find_if(items.begin(), items.end(), [&](const ConfigNode& link) {
+      const auto [la, lb] = link_endpoints(link);
+      return (la == a && lb == b) || (la == b && lb == a);
+    });
+    if (is_removal(change)) {
+      if (match == items.end()) {
+        throw ConfigError(change.origin(),
+                          fmt::format("no link {}-{} in the base to remove (check the names)", a, b));
+      }
+      items.erase(match);
+    } else if (match != items.end()) {
+      merge_into(*match, change);
+    } else {
+      items.push_back(change);
+    }
+  }
+}
+
+void merge_devices(ConfigNode& doc, ConfigNode& base_devices, const ConfigNode& overlay_devices) {
+  if (!overlay_devices.is_map() || !base_devices.is_map()) {
+    throw ConfigError(overlay_devices.origin(), "'devices' must map device names to attributes");
+  }
+  for (const auto& entry : overlay_devices.entries()) {
+    const std::string& name = entry.key;
+    const ConfigNode& change = entry.value;
+    if (!is_removal(change)) {
+      if (ConfigNode* existing = base_devices.find(name)) {
+        merge_into(*existing, change);
+      } else {
+        base_devices.entries().push_back(entry);
+      }
+      continue;
+    }
+    if (base_devices.find(name) == nullptr) {
+      throw ConfigError(change.origin(),
+                        fmt::format("no device '{}' in the base to remove (check the name)", name));
+    }
+    base_devices.erase(name);
+    if (ConfigNode* links = doc.find("links"); links != nullptr && links->is_sequence()) {
+      std::erase_if(links->items(), [&](const ConfigNode& link) {
+        const auto [a, b] = link_endpoints(link);
+        return a == name || b == name;
+      });
+    }
+  }
+}
+
+// `overlay` derives from `base`: links match by endpoints, devices by name, the rest merges
+// key by key.
+ConfigNode derive(ConfigNode base, const ConfigNode& overlay) {
+  for (const auto& entry : overlay.entries()) {
+    ConfigNode* existing = base.find(entry.key);
+    if (existing != nullptr && entry.key == "links") {
+      merge_links(*existing, entry.value);
+    } else if (existing != nullptr && entry.key == "devices") {
+      merge_devices(base, *existing, entry.value);
+    } else if (existing != nullptr) {
+      merge_into(*existing, entry.value);
+    } else {
+      base.entries().push_back(entry);
+    }
+  }
+  return base;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> link_endpoints(const ConfigNode& link) {
+  const ConfigNode* a = link.is_map() ? link.find("a") : nullptr;
+  const ConfigNode* b = link.is_map() ? link.find("b") : nullptr;
+  if (a == nullptr || b == nullptr || !a->is_scalar() || !b->is_scalar()) {
+    throw ConfigError(link.origin(), "a link needs its endpoints 'a' and 'b' (e.g. {a: gpu0, "
+                                     "b: gpu1, kind: nvlink, lanes: 1})");
+  }
+  return {a->value(), b->value()};
+}
+
+std::string shipped_topologies_dir() {
+  if (const char* dir = std::getenv("GPUSCALE_TOPOLOGIES_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  return GPUSCALE_TOPOLOGIES_DIR;
+}
+
+std::vector<std::string> shipped_topology_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(shipped_topologies_dir(), ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string resolve_topology_file(const std::string& name_or_path,
+                                  const std::string& relative_to_dir, const Origin& origin) {
+  if (looks_like_path(name_or_path)) {
+    fs::path p(name_or_path);
+    if (p.is_relative() && !relative_to_dir.empty()) p = fs::path(relative_to_dir) / p;
+    if (!fs::is_regular_file(p)) {
+      // Named on the command line: the path itself is the place to blame.
+      if (origin.file.empty()) throw ConfigError(Origin{p.string(), 0}, "no such file (check the path)");
+      throw ConfigError(origin, fmt::format("no topology file '{}' (check the path)", p.string()));
+    }
+    return p.lexically_normal().string();
+  }
+  const fs::path shipped = fs::path(shipped_topologies_dir()) / (name_or_path + ".yaml");
+  if (fs::is_regular_file(shipped)) return shipped.string();
+  throw ConfigError(origin, unknown_name_message("topology", name_or_path, shipped_topology_names()) +
+                                ", or give the path of a .yaml file");
+}
+
+// A file with its `base:` chain resolved.
+ConfigNode load_chain(const std::string& path, int depth) {
+  ConfigNode doc = ConfigNode::load_file(path);
+  if (!doc.is_map()) {
+    throw ConfigError(doc.origin(), "a topology file must be a mapping (name:, devices:, links: ...)");
+  }
+  if (const ConfigNode* base = doc.find("base")) {
+    if (depth >= kMaxBaseDepth) {
+      throw ConfigError(base->origin(), "'base:' chain is too deep or circular (check which file "
+                                        "derives from which)");
+    }
+    const std::string dir = fs::path(path).parent_path().string();
+    const std::string base_path =
+        resolve_topology_file(read_string(*base, "'base'"), dir, base->origin());
+    ConfigNode own = doc;
+    own.erase("base");
+    doc = derive(load_chain(base_path, depth + 1), own);
+  }
+  return doc;
+}
+
+// The whole machine's document: for a cluster, the node's document with the cluster's keys
+// derived over it, once the whole chain has chosen which node it is.
+ConfigNode merge_cluster_node(ConfigNode doc) {
+  const ConfigNode* cluster = doc.find("cluster");
+  const ConfigNode* node = cluster != nullptr && cluster->is_map() ? cluster->find("node") : nullptr;
+  if (node == nullptr) return doc;
+  // A relative node path is relative to the file that names it.
+  const std::string dir =
+      node->origin().line > 0 ? fs::path(node->origin().file).parent_path().string() : "";
+  const std::string node_path =
+      resolve_topology_file(read_string(*node, "'node' of cluster"), dir, node->origin());
+  ConfigNode node_doc = load_chain(node_path, 0);
+  if (node_doc.find("cluster") != nullptr) {
+    throw ConfigError(node->origin(), "the node of a cluster must be a single machine, not "
+                                      "another cluster");
+  }
+  return derive(std::move(node_doc), doc);
+}
+
+}  // namespace gpuscale::topo
