@@ -123,12 +123,14 @@ std::optional<std::string> nearest_name(std::string_view key,
   return best;
 }
 
+std::string name_hint(std::string_view name, const std::vector<std::string>& known) {
+  if (auto near = nearest_name(name, known)) return fmt::format("did you mean '{}'?", *near);
+  return fmt::format("known: {}", fmt::join(known, ", "));
+}
+
 std::string unknown_name_message(std::string_view what, std::string_view name,
                                  const std::vector<std::string>& known) {
-  if (auto near = nearest_name(name, known)) {
-    return fmt::format("unknown {} '{}' (did you mean '{}'?)", what, name, *near);
-  }
-  return fmt::format("unknown {} '{}' (known: {})", what, name, fmt::join(known, ", "));
+  return fmt::format("unknown {} '{}' ({})", what, name, name_hint(name, known));
 }
 
 MapReader::MapReader(const ConfigNode& node, std::string what,
@@ -140,10 +142,8 @@ MapReader::MapReader(const ConfigNode& node, std::string what,
   const std::vector<std::string> known(allowed.begin(), allowed.end());
   for (const auto& entry : node.entries()) {
     if (std::find(known.begin(), known.end(), entry.key) != known.end()) continue;
-    std::string hint = fmt::format("known: {}", fmt::join(known, ", "));
-    if (auto near = nearest_name(entry.key, known)) hint = fmt::format("did you mean '{}'?", *near);
-    throw ConfigError(entry.where(),
-                      fmt::format("unknown key '{}' in {} ({})", entry.key, what_, hint));
+    throw ConfigError(entry.where(), fmt::format("unknown key '{}' in {} ({})", entry.key, what_,
+                                                 name_hint(entry.key, known)));
   }
 }
 

@@ -29,8 +29,10 @@ bool read_bool(const ConfigNode& node, std::string_view what);
 std::optional<std::string> nearest_name(std::string_view key,
                                         const std::vector<std::string>& allowed);
 
-// "unknown link kind 'nvlnk' (did you mean 'nvlink'?)", or "(known: a, b, c)" when no known
-// name is near.
+// "did you mean 'nvlink'?" when a known name is near `name`, else "known: a, b, c".
+std::string name_hint(std::string_view name, const std::vector<std::string>& known);
+
+// "unknown link kind 'nvlnk' (did you mean 'nvlink'?)": what, the name, and its name_hint.
 std::string unknown_name_message(std::string_view what, std::string_view name,
                                  const std::vector<std::string>& known);
 

@@ -67,8 +67,8 @@ void add_fat_trees(const TopologyConfig& config, ExpandedMachine& out) {
     }
   }
   // The loader has checked that the node has a NIC per rail and that the tree holds the nodes.
-  const int down = net.switch_radix * net.taper / (net.taper + 1);
-  const int up = net.switch_radix - down;
+  const int down = net.leaf_node_ports();
+  const int up = net.leaf_up_links();
   const int leaves = (cluster.nodes + down - 1) / down;
   // The fewest spines whose ports take every leaf's share of up-links; `up` spines always do,
   // since then each leaf needs one port per spine and leaves <= radix.

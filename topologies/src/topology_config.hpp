@@ -33,7 +33,6 @@ struct LinkKindConfig {
   BytesPerSecond lane_bandwidth;  // per direction
   Seconds latency;
   double efficiency = 1.0;  // fraction of the data rate bulk copies reach
-  Origin origin;
 };
 
 struct DeviceConfig {
@@ -66,12 +65,17 @@ struct FatTreeConfig {
   LinkKind link_kind = LinkKind::InfiniBand;
   int link_lanes = 4;     // lanes of one port
   Origin origin;
+
+  // A leaf's node ports: taper down-links per up-link, the rest of its ports up.
+  int leaf_node_ports() const { return switch_radix * taper / (taper + 1); }
+  int leaf_up_links() const { return switch_radix - leaf_node_ports(); }
+  // Every spine port takes one leaf at least, so a two-level tree has at most radix leaves.
+  int max_nodes() const { return leaf_node_ports() * switch_radix; }
 };
 
 struct ClusterConfig {
   int nodes = 1;
   FatTreeConfig network;
-  Origin origin;
 };
 
 struct TopologyConfig {

@@ -25,6 +25,14 @@ LinkKind read_link_kind(const ConfigNode& node, std::string_view what) {
   throw ConfigError(node.origin(), unknown_name_message("link kind", name, link_kind_names()));
 }
 
+// A link kind given as a mapping key (`link_kinds:`, `ports:`); `context` ends the message.
+LinkKind link_kind_of_key(const ConfigNode::Entry& entry, std::string_view context) {
+  if (auto kind = link_kind_from_string(entry.key)) return *kind;
+  throw ConfigError(entry.where(),
+                    unknown_name_message("link kind", entry.key, link_kind_names()) +
+                        std::string(context));
+}
+
 std::map<LinkKind, LinkKindConfig> read_link_kinds(const ConfigNode* node) {
   std::map<LinkKind, LinkKindConfig> kinds;
   if (node == nullptr) return kinds;
@@ -34,21 +42,17 @@ std::map<LinkKind, LinkKindConfig> read_link_kinds(const ConfigNode* node) {
   for (const auto& entry : node->entries()) {
     const std::string& name = entry.key;
     const ConfigNode& figures = entry.value;
-    const auto kind = link_kind_from_string(name);
-    if (!kind) {
-      throw ConfigError(entry.where(), unknown_name_message("link kind", name, link_kind_names()));
-    }
+    const LinkKind kind = link_kind_of_key(entry, "");
     const std::string what = fmt::format("link kind '{}'", name);
     MapReader r(figures, what, {"lane_bandwidth", "latency", "efficiency"});
     LinkKindConfig cfg;
-    cfg.origin = figures.origin();
     cfg.lane_bandwidth = read_bandwidth(r.require("lane_bandwidth", "25 GB/s"),
                                         fmt::format("lane_bandwidth of {}", what));
     cfg.latency = read_seconds(r.require("latency", "0.3 us"), fmt::format("latency of {}", what));
     if (const ConfigNode* e = r.find("efficiency")) {
       cfg.efficiency = read_number(*e, fmt::format("efficiency of {}", what), 0.01, 1.0);
     }
-    kinds[*kind] = cfg;
+    kinds[kind] = cfg;
   }
   return kinds;
 }
@@ -61,16 +65,9 @@ std::map<LinkKind, int> read_ports(const ConfigNode& node, const std::string& de
   }
   std::map<LinkKind, int> ports;
   for (const auto& entry : node.entries()) {
-    const std::string& name = entry.key;
-    const ConfigNode& count = entry.value;
-    const auto kind = link_kind_from_string(name);
-    if (!kind) {
-      throw ConfigError(entry.where(),
-                        unknown_name_message("link kind", name, link_kind_names()) +
-                            fmt::format(" in ports of {}", device));
-    }
-    ports[*kind] = static_cast<int>(
-        read_integer(count, fmt::format("{} ports of {}", name, device), 0, 100000));
+    const LinkKind kind = link_kind_of_key(entry, fmt::format(" in ports of {}", device));
+    ports[kind] = static_cast<int>(
+        read_integer(entry.value, fmt::format("{} ports of {}", entry.key, device), 0, 100000));
   }
   return ports;
 }
@@ -181,13 +178,12 @@ std::vector<LinkConfig> read_links(const ConfigNode& node, const std::vector<Dev
 
 // Also checks that the cluster can be built, at the line (or --set) of the value at fault: the
 // node has a NIC per rail, the switches have node and up-link ports, and a two-level fat tree
-// of this radix holds the nodes (cluster_expander.hpp has the sizing rule).
+// of this radix holds the nodes (FatTreeConfig holds the sizing rule).
 ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfig>& devices,
                            const std::map<LinkKind, LinkKindConfig>& link_kinds) {
   MapReader r(node, "cluster", {"node", "nodes", "network"});
   r.require("node", "sierra-node");  // already merged at the document stage
   ClusterConfig c;
-  c.origin = node.origin();
   const ConfigNode& nodes = r.require("nodes", "4");
   c.nodes = static_cast<int>(read_integer(nodes, "'nodes' of cluster", 1, 1'000'000));
 
@@ -226,17 +222,16 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfi
                                                   "{} (lower 'rails' or add NICs to the node)",
                                                   f.rails, f.rails, nics));
   }
-  const int down = f.switch_radix * f.taper / (f.taper + 1);
-  if (down < 1 || f.switch_radix - down < 1) {
+  if (f.leaf_node_ports() < 1 || f.leaf_up_links() < 1) {
     throw ConfigError(radix.origin(), fmt::format("a radix-{} switch with taper {} leaves no node "
                                                   "or up-link ports (raise switch_radix)",
                                                   f.switch_radix, f.taper));
   }
-  if (c.nodes > down * f.switch_radix) {
+  if (c.nodes > f.max_nodes()) {
     throw ConfigError(nodes.origin(),
                       fmt::format("{} nodes exceed what a two-level fat tree of radix {} and taper "
                                   "{} holds ({} nodes; raise switch_radix or taper)",
-                                  c.nodes, f.switch_radix, f.taper, down * f.switch_radix));
+                                  c.nodes, f.switch_radix, f.taper, f.max_nodes()));
   }
   return c;
 }
