@@ -32,7 +32,7 @@ constexpr int kDgx1VoltaNvlinks[8][8] = {
 };
 
 TEST(ShippedMachines, EveryMachineLoadsValidatesAndRoutesInEveryMode) {
-  const auto names = shipped_topology_names();
+  const auto names = shipped_topologies().names();
   for (const char* expected : {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m",
                                "dss8440", "sierra-node", "lassen"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));

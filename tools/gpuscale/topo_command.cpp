@@ -21,7 +21,7 @@ struct ShowOptions {
 
 void list_topologies() {
   std::string out;
-  for (const auto& name : topo::shipped_topology_names()) {
+  for (const auto& name : topo::shipped_topologies().names()) {
     const topo::TopologyConfig config = topo::load_topology_config(name);
     const topo::Topology t = topo::Topology::build(config);
     out += fmt::format("{:<14} {:>4} GPUs  {}\n", name, t.gpus().size(), t.description());

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 #include "sim/core/config_reader.hpp"
@@ -13,10 +12,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kMaxBaseDepth = 16;
-
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
-}
 
 bool is_removal(const ConfigNode& entry) {
   const ConfigNode* remove = entry.is_map() ? entry.find("remove") : nullptr;
@@ -107,39 +102,9 @@ std::pair<std::string, std::string> link_endpoints(const ConfigNode& link) {
   return {a->value(), b->value()};
 }
 
-std::string shipped_topologies_dir() {
-  if (const char* dir = std::getenv("GPUSCALE_TOPOLOGIES_DIR"); dir != nullptr && *dir != '\0') {
-    return dir;
-  }
-  return GPUSCALE_TOPOLOGIES_DIR;
-}
-
-std::vector<std::string> shipped_topology_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(shipped_topologies_dir(), ec)) {
-    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::string resolve_topology_file(const std::string& name_or_path,
-                                  const std::string& relative_to_dir, const Origin& origin) {
-  if (looks_like_path(name_or_path)) {
-    fs::path p(name_or_path);
-    if (p.is_relative() && !relative_to_dir.empty()) p = fs::path(relative_to_dir) / p;
-    if (!fs::is_regular_file(p)) {
-      // Named on the command line: the path itself is the place to blame.
-      if (origin.file.empty()) throw ConfigError(Origin{p.string(), 0}, "no such file (check the path)");
-      throw ConfigError(origin, fmt::format("no topology file '{}' (check the path)", p.string()));
-    }
-    return p.lexically_normal().string();
-  }
-  const fs::path shipped = fs::path(shipped_topologies_dir()) / (name_or_path + ".yaml");
-  if (fs::is_regular_file(shipped)) return shipped.string();
-  throw ConfigError(origin, unknown_name_message("topology", name_or_path, shipped_topology_names()) +
-                                ", or give the path of a .yaml file");
+const ShippedFolder& shipped_topologies() {
+  static const ShippedFolder folder("topology", "GPUSCALE_TOPOLOGIES_DIR", GPUSCALE_TOPOLOGIES_DIR);
+  return folder;
 }
 
 // A file with its `base:` chain resolved.
@@ -155,7 +120,7 @@ ConfigNode load_chain(const std::string& path, int depth) {
     }
     const std::string dir = fs::path(path).parent_path().string();
     const std::string base_path =
-        resolve_topology_file(read_string(*base, "'base'"), dir, base->origin());
+        shipped_topologies().resolve(read_string(*base, "'base'"), dir, base->origin());
     ConfigNode own = doc;
     own.erase("base");
     doc = derive(load_chain(base_path, depth + 1), own);
@@ -173,7 +138,7 @@ ConfigNode merge_cluster_node(ConfigNode doc) {
   const std::string dir =
       node->origin().line > 0 ? fs::path(node->origin().file).parent_path().string() : "";
   const std::string node_path =
-      resolve_topology_file(read_string(*node, "'node' of cluster"), dir, node->origin());
+      shipped_topologies().resolve(read_string(*node, "'node' of cluster"), dir, node->origin());
   ConfigNode node_doc = load_chain(node_path, 0);
   if (node_doc.find("cluster") != nullptr) {
     throw ConfigError(node->origin(), "the node of a cluster must be a single machine, not "

@@ -9,21 +9,12 @@
 #include <vector>
 
 #include "sim/core/config_tree.hpp"
+#include "sim/core/shipped_files.hpp"
 
 namespace gpuscale::topo {
 
-// The folder of shipped machines: $GPUSCALE_TOPOLOGIES_DIR if set, else the source tree's
-// topologies/ folder this build came from.
-std::string shipped_topologies_dir();
-
-// Names of the shipped machines (file stems), sorted.
-std::vector<std::string> shipped_topology_names();
-
-// A shipped name ("dgx1-v100") or a path to a .yaml file. A relative path is taken relative to
-// `relative_to_dir` (empty: the working directory). `origin` is blamed if nothing matches; with
-// an empty origin (a name from the command line) a missing path blames the path itself.
-std::string resolve_topology_file(const std::string& name_or_path,
-                                  const std::string& relative_to_dir, const Origin& origin);
+// The shipped machines: topologies/*.yaml, or $GPUSCALE_TOPOLOGIES_DIR if set.
+const ShippedFolder& shipped_topologies();
 
 // The endpoints `a` and `b` of a link entry; throws if either is missing.
 std::pair<std::string, std::string> link_endpoints(const ConfigNode& link);

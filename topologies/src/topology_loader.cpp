@@ -266,7 +266,7 @@ TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
 
 TopologyConfig load_topology_config(const std::string& name_or_path,
                                     const std::vector<std::string>& overrides) {
-  const std::string path = resolve_topology_file(name_or_path, "", Origin{});
+  const std::string path = shipped_topologies().resolve(name_or_path, "", Origin{});
   // `--set cluster.node=...` chooses which node file is merged in, so it applies first; every
   // other override applies to the merged machine, where the node's keys exist.
   const auto chooses_node = [](const std::string& a) { return a.starts_with("cluster.node="); };

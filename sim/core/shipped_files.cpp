@@ -1,0 +1,58 @@
+#include "sim/core/shipped_files.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "sim/core/config_reader.hpp"
+
+namespace gpuscale {
+namespace fs = std::filesystem;
+namespace {
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+}
+
+}  // namespace
+
+ShippedFolder::ShippedFolder(std::string what, std::string env_var, std::string default_dir)
+    : what_(std::move(what)), env_var_(std::move(env_var)), default_dir_(std::move(default_dir)) {}
+
+std::string ShippedFolder::dir() const {
+  if (const char* dir = std::getenv(env_var_.c_str()); dir != nullptr && *dir != '\0') return dir;
+  return default_dir_;
+}
+
+std::vector<std::string> ShippedFolder::names() const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir(), ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string ShippedFolder::resolve(const std::string& name_or_path,
+                                   const std::string& relative_to_dir,
+                                   const Origin& origin) const {
+  if (looks_like_path(name_or_path)) {
+    fs::path p(name_or_path);
+    if (p.is_relative() && !relative_to_dir.empty()) p = fs::path(relative_to_dir) / p;
+    if (!fs::is_regular_file(p)) {
+      // Named on the command line: the path itself is the place to blame.
+      if (origin.file.empty()) throw ConfigError(Origin{p.string(), 0}, "no such file (check the path)");
+      throw ConfigError(origin, fmt::format("no {} file '{}' (check the path)", what_, p.string()));
+    }
+    return p.lexically_normal().string();
+  }
+  const fs::path shipped = fs::path(dir()) / (name_or_path + ".yaml");
+  if (fs::is_regular_file(shipped)) return shipped.string();
+  throw ConfigError(origin, unknown_name_message(what_, name_or_path, names()) +
+                                ", or give the path of a .yaml file");
+}
+
+}  // namespace gpuscale
