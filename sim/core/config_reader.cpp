@@ -134,12 +134,11 @@ std::string unknown_name_message(std::string_view what, std::string_view name,
 }
 
 MapReader::MapReader(const ConfigNode& node, std::string what,
-                     std::initializer_list<std::string_view> allowed)
+                     const std::vector<std::string>& known)
     : node_(node), what_(std::move(what)) {
   if (!node.is_map()) {
     throw ConfigError(node.origin(), fmt::format("{} must be a mapping of keys to values", what_));
   }
-  const std::vector<std::string> known(allowed.begin(), allowed.end());
   for (const auto& entry : node.entries()) {
     if (std::find(known.begin(), known.end(), entry.key) != known.end()) continue;
     throw ConfigError(entry.where(), fmt::format("unknown key '{}' in {} ({})", entry.key, what_,

@@ -5,7 +5,6 @@
 // ignored. Every error carries the origin of the offending node.
 #pragma once
 
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,7 +38,7 @@ std::string unknown_name_message(std::string_view what, std::string_view name,
 class MapReader {
  public:
   // Throws if `node` is not a mapping or holds a key outside `allowed`.
-  MapReader(const ConfigNode& node, std::string what, std::initializer_list<std::string_view> allowed);
+  MapReader(const ConfigNode& node, std::string what, const std::vector<std::string>& allowed);
 
   const ConfigNode& node() const { return node_; }
   const std::string& what() const { return what_; }

@@ -8,12 +8,14 @@
 
 #include "sim/core/error.hpp"
 #include "tools/gpuscale/topo_command.hpp"
+#include "tools/gpuscale/workload_command.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuscale: simulate data-parallel DNN training on multi-GPU machines"};
   app.set_version_flag("--version", "gpuscale 0.1.0");
   app.require_subcommand(1);
   gpuscale::cli::add_topo_commands(app);
+  gpuscale::cli::add_workload_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

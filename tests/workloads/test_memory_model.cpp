@@ -1,0 +1,112 @@
+// The memory model's parts (workloads/src/memory_model.hpp) against closed forms: weights and
+// gradients are the parameters' bytes; the optimizer state moves to the kvstore's reducers on
+// more than one GPU; activations grow linearly with the batch; the cuDNN workspace is capped;
+// P2P reducers hold n copies of their keys plus the weights and state they update; the largest
+// batch is the last that fits.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "workloads/src/memory_model.hpp"
+#include "workloads/src/reducer_assignment.hpp"
+#include "workloads/src/workload_loader.hpp"
+
+namespace gpuscale::wl {
+namespace {
+
+struct Fixture {
+  Workload w = load_workload("lenet");
+  WorkloadCosts c = compute_costs(w);
+  FrameworkConfig f = load_framework("mxnet");
+  double param_bytes() const { return static_cast<double>(c.params) * 4; }
+};
+
+TEST(ReducerAssignment, GreedyBalancesLargestFirstAndTiesGoToTheLowestGpu) {
+  const std::vector<double> sizes = {10, 70, 20, 30, 30};
+  EXPECT_EQ(assign_reducers(sizes, 2, ReducerPolicy::Greedy), (std::vector<int>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(assign_reducers(sizes, 3, ReducerPolicy::Greedy), (std::vector<int>{2, 0, 1, 1, 2}));
+  EXPECT_EQ(assign_reducers(sizes, 3, ReducerPolicy::AllOnGpu0), (std::vector<int>(5, 0)));
+}
+
+TEST(MemoryModel, OneGpuHoldsWeightsGradientsAndOptimizerState) {
+  const Fixture x;
+  const auto gpus = estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 1});
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(gpus[0].weights, x.param_bytes());
+  EXPECT_DOUBLE_EQ(gpus[0].gradients, x.param_bytes());
+  EXPECT_DOUBLE_EQ(gpus[0].optimizer, x.param_bytes());  // SGD momentum: one array per parameter
+  EXPECT_DOUBLE_EQ(gpus[0].context, x.f.context.value);
+  EXPECT_DOUBLE_EQ(gpus[0].exchange, 0);
+}
+
+TEST(MemoryModel, ActivationsGrowLinearlyWithTheBatch) {
+  const Fixture x;
+  const double a16 = estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 1})[0].activations;
+  const double a32 = estimate_memory(x.w, x.c, x.f, {.batch = 32, .gpus = 1})[0].activations;
+  EXPECT_NEAR(a32, 2 * a16, 1e-6 * a32);
+  EXPECT_GT(a16, 16 * x.c.activation_bytes);  // + activation gradients alive during backward
+}
+
+TEST(MemoryModel, WorkspaceIsCappedByTheFrameworkLimit) {
+  const Fixture x;
+  const double small = estimate_memory(x.w, x.c, x.f, {.batch = 1, .gpus = 1})[0].workspace;
+  const double large = estimate_memory(x.w, x.c, x.f, {.batch = 4096, .gpus = 1})[0].workspace;
+  EXPECT_LT(small, x.f.workspace_limit.value);
+  EXPECT_DOUBLE_EQ(large, x.f.workspace_limit.value);
+}
+
+TEST(MemoryModel, P2pReducersHoldCopiesOfTheirKeys) {
+  const Fixture x;
+  const int n = 8;
+  const auto gpus = estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = n});
+  double exchange = 0;
+  for (const MemoryParts& g : gpus) {
+    exchange += g.exchange;
+    EXPECT_DOUBLE_EQ(g.optimizer, 0);  // the reducers update (update_on_kvstore)
+  }
+  // Every key: merged + n-1 copies + the stored weight + its momentum.
+  EXPECT_NEAR(exchange, x.param_bytes() * (n + 2), 1e-6 * exchange);
+  // LeNet's fc1 weight (99% of the bytes) lands on GPU0: GPU0 holds the most.
+  for (size_t g = 1; g < gpus.size(); ++g) EXPECT_GT(gpus[0].total(), gpus[g].total());
+}
+
+TEST(MemoryModel, AllOnGpu0PutsEveryKeyOnGpu0) {
+  const Fixture x;
+  const auto gpus = estimate_memory(
+      x.w, x.c, x.f, {.batch = 16, .gpus = 4, .reducers = ReducerPolicy::AllOnGpu0});
+  EXPECT_NEAR(gpus[0].exchange, x.param_bytes() * 6, 1e-6 * gpus[0].exchange);
+  for (size_t g = 1; g < gpus.size(); ++g) EXPECT_DOUBLE_EQ(gpus[g].exchange, 0);
+}
+
+TEST(MemoryModel, AllreduceIsSymmetricWithItsFusionBuffer) {
+  const Fixture x;
+  const auto gpus = estimate_memory(
+      x.w, x.c, x.f,
+      {.batch = 16, .gpus = 4, .exchange = ExchangeLayout::Allreduce, .fusion_buffer_bytes = 64e6});
+  for (const MemoryParts& g : gpus) {
+    EXPECT_DOUBLE_EQ(g.exchange, 64e6);
+    EXPECT_DOUBLE_EQ(g.optimizer, x.param_bytes());  // each GPU updates its own copy
+    EXPECT_DOUBLE_EQ(g.total(), gpus[0].total());
+  }
+}
+
+TEST(MemoryModel, LargestBatchIsTheLastThatFits) {
+  const Fixture x;
+  const MemoryOptions options{.batch = 1, .gpus = 8};
+  const double capacity = 16e9;
+  const int b = largest_batch(x.w, x.c, x.f, options, capacity);
+  ASSERT_GT(b, 0);
+  auto peak = [&](int batch) {
+    MemoryOptions o = options;
+    o.batch = batch;
+    double most = 0;
+    for (const MemoryParts& g : estimate_memory(x.w, x.c, x.f, o)) most = std::max(most, g.total());
+    return most;
+  };
+  EXPECT_LE(peak(b), capacity);
+  EXPECT_GT(peak(b + 1), capacity);
+  EXPECT_EQ(largest_batch(x.w, x.c, x.f, options, 1e6), 0);  // not even the context fits
+}
+
+}  // namespace
+}  // namespace gpuscale::wl

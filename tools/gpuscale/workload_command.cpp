@@ -1,0 +1,100 @@
+#include "tools/gpuscale/workload_command.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "workloads/src/workload_document.hpp"
+#include "workloads/src/workload_loader.hpp"
+#include "workloads/src/workload_report.hpp"
+
+namespace gpuscale::cli {
+namespace {
+
+struct ShowOptions {
+  std::string model;
+  std::string format = "table";
+  int batch = 32;
+  int gpus = 1;
+  std::string comm = "p2p";
+  std::string gpu_memory = "16 GB";  // a V100's HBM2 (brief §6)
+  std::string framework = "mxnet";
+  std::vector<std::string> overrides;
+};
+
+wl::ExchangeLayout exchange_of(const std::string& comm) {
+  if (comm == "p2p") return wl::ExchangeLayout::KvstoreDevice;
+  if (comm == "nccl_reduce_bcast") return wl::ExchangeLayout::KvstoreNccl;
+  return wl::ExchangeLayout::Allreduce;
+}
+
+void list_workloads() {
+  std::string out = fmt::format("{:<14} {:>9} {:>9} {:>12}  {}\n", "name", "params", "GMAC/img",
+                                "input", "description");
+  for (const auto& name : wl::shipped_workloads().names()) {
+    const wl::Workload w = wl::load_workload(name);
+    const wl::WorkloadCosts c = wl::compute_costs(w);
+    out += fmt::format("{:<14} {:>8.2f}M {:>9.3f} {:>12}  {}\n", name, c.params / 1e6,
+                       c.fwd_macs / 1e9, to_string(w.layers[0].output), w.description);
+  }
+  std::cout << out;
+}
+
+void show_workload(const ShowOptions& o) {
+  double capacity = 0;
+  try {
+    capacity = parse_bytes(o.gpu_memory).value;
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(Origin{"--gpu-memory", 0}, e.what());
+  }
+  const wl::Workload w = wl::load_workload(o.model, o.overrides);
+  const wl::WorkloadCosts costs = wl::compute_costs(w);
+  const wl::Dataset dataset = wl::load_dataset(w.dataset);
+  const wl::FrameworkConfig framework = wl::load_framework(o.framework);
+  wl::MemoryOptions memory;
+  memory.batch = o.batch;
+  memory.gpus = o.gpus;
+  memory.exchange = exchange_of(o.comm);
+  const wl::WorkloadView view{w, costs, dataset, framework, memory, capacity};
+  // Rendered whole before printing: an error never leaves half an output behind.
+  const std::string out =
+      o.format == "json" ? wl::workload_json(view).dump(2) + "\n" : wl::workload_table(view);
+  std::cout << out;
+}
+
+}  // namespace
+
+void add_workload_commands(CLI::App& app) {
+  auto* cmd = app.add_subcommand("workload", "The models gpuscale trains");
+  cmd->require_subcommand(1);
+  cmd->add_subcommand("list", "List the shipped models")->callback(list_workloads);
+
+  auto o = std::make_shared<ShowOptions>();
+  auto* show = cmd->add_subcommand("show", "Show a model: layers, shapes, costs, memory per GPU");
+  show->add_option("model", o->model, "A shipped model name or a .yaml file")->required();
+  show->add_option("--batch", o->batch, "Samples per GPU per iteration")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  show->add_option("--gpus", o->gpus, "GPUs training together (for the exchange's buffers)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  show->add_option("--comm", o->comm, "Gradient exchange whose buffers to count")
+      ->check(CLI::IsMember({"p2p", "nccl_reduce_bcast", "allreduce"}))
+      ->capture_default_str();
+  show->add_option("--gpu-memory", o->gpu_memory, "GPU memory, for the largest batch that fits")
+      ->capture_default_str();
+  show->add_option("--framework", o->framework, "Framework constants (workloads/frameworks)")
+      ->capture_default_str();
+  show->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  show->add_option("--set", o->overrides,
+                   "Override a value of the file: KEY.PATH=VALUE (e.g. args.doublings=1)")
+      ->allow_extra_args(false);
+  show->callback([o] { show_workload(*o); });
+}
+
+}  // namespace gpuscale::cli

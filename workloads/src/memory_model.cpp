@@ -1,0 +1,106 @@
+#include "workloads/src/memory_model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gpuscale::wl {
+namespace {
+
+// Activations: what forward keeps for backward, plus the gradients of activations alive during
+// backward. MXNet's memory planner recycles the latter; we count the two largest outputs (a
+// layer's output gradient and its input gradient) [?] (docs/memory-model.md).
+double activation_bytes_per_sample(const Workload& w, const WorkloadCosts& costs) {
+  double largest = 0;
+  for (const Layer& layer : w.layers) {
+    largest = std::max(largest, static_cast<double>(layer.output.elements()));
+  }
+  return costs.activation_bytes + 2 * largest * bytes_per_element(w.precision);
+}
+
+// cuDNN workspace: the im2col buffer of the largest convolution (GEMM-based algorithms need
+// batch x C/groups x kh x kw x H_out x W_out elements), capped by the framework's limit [?].
+double workspace_bytes(const Workload& w, int batch, const FrameworkConfig& f) {
+  double largest = 0;
+  for (const Layer& layer : w.layers) {
+    if (layer.type != LayerType::Conv) continue;
+    const LayerParams& p = layer.params;
+    const double im2col = static_cast<double>(layer.input.channels / p.groups) * p.kernel_h *
+                          p.kernel_w * layer.output.height * layer.output.width;
+    largest = std::max(largest, im2col);
+  }
+  return std::min(largest * batch * bytes_per_element(w.precision), f.workspace_limit.value);
+}
+
+}  // namespace
+
+std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts& costs,
+                                         const FrameworkConfig& f, const MemoryOptions& o) {
+  if (o.gpus < 1 || o.batch < 1) throw std::invalid_argument("estimate_memory: gpus and batch >= 1");
+  const double element = bytes_per_element(w.precision);
+  const double param_bytes = static_cast<double>(costs.params) * element;
+  const double optimizer_bytes = param_bytes * f.optimizer_state_per_param;
+
+  MemoryParts common;
+  common.context = f.context.value;
+  common.weights = param_bytes;
+  common.gradients = param_bytes;
+  common.activations = activation_bytes_per_sample(w, costs) * o.batch;
+  common.workspace = workspace_bytes(w, o.batch, f);
+  // On one GPU MXNet uses no kvstore (python/mxnet/model.py _create_kvstore) and updates locally.
+  const bool kvstore = o.gpus > 1 && o.exchange != ExchangeLayout::Allreduce;
+  const bool store_updates = kvstore && f.update_on_kvstore;
+  common.optimizer = store_updates ? 0 : optimizer_bytes;
+  std::vector<MemoryParts> gpus(static_cast<size_t>(o.gpus), common);
+  if (o.gpus == 1) return gpus;
+
+  // What the store keeps per key besides the merge buffers: the weights it updates and their
+  // optimizer state, when it runs the optimizer.
+  const double stored_per_key = store_updates ? 1.0 + f.optimizer_state_per_param : 0.0;
+  switch (o.exchange) {
+    case ExchangeLayout::KvstoreDevice: {
+      std::vector<double> key_bytes;
+      for (const ParamTensor& t : costs.tensors) key_bytes.push_back(static_cast<double>(t.elements) * element);
+      const std::vector<int> reducer = assign_reducers(key_bytes, o.gpus, o.reducers);
+      // The merged array and n-1 copies of the other GPUs' gradients (comm.h CommDevice::Reduce).
+      const double per_key = o.gpus + stored_per_key;
+      for (size_t k = 0; k < key_bytes.size(); ++k) {
+        gpus[static_cast<size_t>(reducer[k])].exchange += key_bytes[k] * per_key;
+      }
+      break;
+    }
+    case ExchangeLayout::KvstoreNccl:
+      // ncclReduce into one merged array per key on GPU0 (src/kvstore/kvstore_nccl.h) [?].
+      gpus[0].exchange += param_bytes * (1.0 + stored_per_key);
+      break;
+    case ExchangeLayout::Allreduce:
+      for (MemoryParts& g : gpus) g.exchange += o.fusion_buffer_bytes;
+      break;
+  }
+  return gpus;
+}
+
+int largest_batch(const Workload& w, const WorkloadCosts& costs, const FrameworkConfig& f,
+                  MemoryOptions o, double capacity_bytes) {
+  auto fits = [&](int batch) {
+    o.batch = batch;
+    for (const MemoryParts& g : estimate_memory(w, costs, f, o)) {
+      if (g.total() > capacity_bytes) return false;
+    }
+    return true;
+  };
+  if (!fits(1)) return 0;
+  int low = 1;  // fits
+  int high = 2;
+  while (fits(high)) {  // memory grows with the batch: find a batch that does not fit
+    low = high;
+    if (high > (1 << 24)) return high;
+    high *= 2;
+  }
+  while (high - low > 1) {
+    const int mid = low + (high - low) / 2;
+    (fits(mid) ? low : high) = mid;
+  }
+  return low;
+}
+
+}  // namespace gpuscale::wl

@@ -1,0 +1,58 @@
+// Memory per GPU of data-parallel training (docs/memory-model.md):
+//   context + weights + gradients + optimizer state + activations kept for backward (x batch)
+//   + cuDNN workspace + the buffers of the gradient exchange.
+// The exchange's buffers make GPUs differ: with MXNet's kvstore=device each reducing GPU holds a
+// copy of every other GPU's gradient for its keys (src/kvstore/comm.h, CommDevice::Reduce
+// allocates `copy_buf` of n-1 arrays beside the merged one, noting "this results in large device
+// memory usage for huge ndarray"); the study saw GPU0 use up to 41% more.
+#pragma once
+
+#include <vector>
+
+#include "workloads/src/framework.hpp"
+#include "workloads/src/layer_costs.hpp"
+#include "workloads/src/reducer_assignment.hpp"
+#include "workloads/src/workload.hpp"
+
+namespace gpuscale::wl {
+
+// Where the gradient exchange keeps its buffers.
+enum class ExchangeLayout {
+  KvstoreDevice,  // MXNet kvstore=device (P2P): keys reduced on reducer GPUs
+  KvstoreNccl,    // MXNet kvstore=nccl: reduce to GPU0, broadcast; GPU0 keeps the merged keys
+  Allreduce       // NCCL/MPI allreduce in place; a fusion buffer per GPU if fusing
+};
+
+struct MemoryOptions {
+  int batch = 1;  // per GPU
+  int gpus = 1;
+  ExchangeLayout exchange = ExchangeLayout::KvstoreDevice;
+  ReducerPolicy reducers = ReducerPolicy::Greedy;
+  double fusion_buffer_bytes = 0;  // Allreduce with tensor fusion
+};
+
+// Bytes per part on one GPU.
+struct MemoryParts {
+  double context = 0;
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double workspace = 0;
+  double exchange = 0;
+
+  double total() const {
+    return context + weights + gradients + optimizer + activations + workspace + exchange;
+  }
+};
+
+// One entry per GPU, GPU0 first.
+std::vector<MemoryParts> estimate_memory(const Workload& workload, const WorkloadCosts& costs,
+                                         const FrameworkConfig& framework,
+                                         const MemoryOptions& options);
+
+// The largest per-GPU batch whose every GPU fits in `capacity_bytes`; 0 if not even one sample.
+int largest_batch(const Workload& workload, const WorkloadCosts& costs,
+                  const FrameworkConfig& framework, MemoryOptions options, double capacity_bytes);
+
+}  // namespace gpuscale::wl

@@ -1,0 +1,89 @@
+// A DNN model as gpuscale sees it (docs/workload-schema.md): a graph of layers in forward order,
+// each with its hyper-parameters and inferred output shape. The loader builds it from a workload
+// file; costs, the iteration graph and the memory model read it. No YAML here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.hpp"
+
+namespace gpuscale::wl {
+
+enum class LayerType {
+  Input,  // the batch of samples; always layer 0
+  Conv,
+  Fc,
+  Pool,
+  Relu,
+  Tanh,
+  Lrn,
+  BatchNorm,
+  Dropout,
+  Softmax,
+  Upsample,
+  PixelShuffle,
+  Concat,  // the join of a `concat` item's branches
+  Add      // the join of a `residual` item
+};
+
+const char* to_string(LayerType type);
+
+// Per-sample tensor shape: channels x height x width (a vector is C x 1 x 1).
+struct Shape {
+  long channels = 0;
+  long height = 1;
+  long width = 1;
+
+  long elements() const { return channels * height * width; }
+  bool operator==(const Shape&) const = default;
+};
+
+std::string to_string(const Shape& shape);  // "64x56x56"
+
+enum class PoolKind { Max, Avg };
+
+// Hyper-parameters; each type reads only its own (see the schema's table).
+struct LayerParams {
+  long filters = 0;   // conv: output channels; fc: outputs
+  int kernel_h = 1, kernel_w = 1;
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int groups = 1;
+  bool bias = true;
+  PoolKind pool = PoolKind::Max;
+  bool global_pool = false;
+  bool ceil = false;   // pool: round output sizes up (Caffe/MXNet "full" convention)
+  int lrn_size = 5;
+  double dropout_rate = 0.5;
+  int factor = 1;      // upsample, pixel_shuffle
+  double scale = 1.0;  // add: multiplier of the residual body's output
+};
+
+struct Layer {
+  std::string name;  // a path: "res3.2.conv1"
+  LayerType type = LayerType::Input;
+  LayerParams params;
+  std::vector<int> inputs;  // indices of earlier layers whose outputs this layer reads
+  Shape input;              // the shape of inputs[0] (all inputs of a join share height/width)
+  Shape output;
+  Origin origin;            // where the layer is written (inside a template: the template's line)
+};
+
+enum class Precision { Fp32, Fp16 };
+int bytes_per_element(Precision precision);
+const char* to_string(Precision precision);
+
+struct Workload {
+  std::string name;
+  std::string description;
+  std::string source;
+  std::string file;
+  std::string dataset;
+  Precision precision = Precision::Fp32;
+  std::optional<long> published_params;
+  std::vector<Layer> layers;  // layers[0] is the input; the rest in forward (topological) order
+};
+
+}  // namespace gpuscale::wl

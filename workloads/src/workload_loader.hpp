@@ -1,0 +1,18 @@
+// Loads a workload file into a Workload: templates and arguments expanded, every layer named,
+// every shape inferred (docs/workload-schema.md). Throws ConfigError "FILE:LINE: ..." for any
+// problem: unknown keys or layer types, missing fields, shapes that do not fit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "workloads/src/workload.hpp"
+
+namespace gpuscale::wl {
+
+// `name_or_path`: a shipped model ("resnet-50") or a .yaml file. `overrides` are `--set`
+// assignments ("args.doublings=2") applied to the document before it is read.
+Workload load_workload(const std::string& name_or_path,
+                       const std::vector<std::string>& overrides = {});
+
+}  // namespace gpuscale::wl
