@@ -38,6 +38,20 @@ constexpr std::array kBandwidthUnits{
     UnitFactor{"Gb/s", kGiga / 8}, UnitFactor{"Tb/s", kTera / 8},
 };
 
+constexpr double kPeta = 1e15;
+
+// Both spellings in use: "15.7 TFLOP/s" (SI style) and "125 TFLOPS" (NVIDIA datasheets).
+constexpr std::array kFlopRateUnits{
+    UnitFactor{"FLOP/s", 1},        UnitFactor{"kFLOP/s", kKilo},  UnitFactor{"MFLOP/s", kMega},
+    UnitFactor{"GFLOP/s", kGiga},   UnitFactor{"TFLOP/s", kTera},  UnitFactor{"PFLOP/s", kPeta},
+    UnitFactor{"FLOPS", 1},         UnitFactor{"kFLOPS", kKilo},   UnitFactor{"MFLOPS", kMega},
+    UnitFactor{"GFLOPS", kGiga},    UnitFactor{"TFLOPS", kTera},   UnitFactor{"PFLOPS", kPeta},
+};
+
+constexpr std::array kFrequencyUnits{
+    UnitFactor{"Hz", 1}, UnitFactor{"kHz", kKilo}, UnitFactor{"MHz", kMega}, UnitFactor{"GHz", kGiga},
+};
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -111,6 +125,14 @@ BytesPerSecond parse_bandwidth(std::string_view text) {
   return BytesPerSecond{parse_quantity(text, kBandwidthUnits, "bandwidth", "25 GB/s")};
 }
 
+FlopsPerSecond parse_flop_rate(std::string_view text) {
+  return FlopsPerSecond{parse_quantity(text, kFlopRateUnits, "FLOP rate", "15.7 TFLOP/s")};
+}
+
+Hertz parse_frequency(std::string_view text) {
+  return Hertz{parse_quantity(text, kFrequencyUnits, "frequency", "1530 MHz")};
+}
+
 std::string format_bandwidth(BytesPerSecond bw) {
   constexpr std::array kShown{UnitFactor{"B/s", 1}, UnitFactor{"kB/s", kKilo},
                               UnitFactor{"MB/s", kMega}, UnitFactor{"GB/s", kGiga},
@@ -128,6 +150,17 @@ std::string format_bytes(Bytes b) {
   constexpr std::array kShown{UnitFactor{"B", 1}, UnitFactor{"kB", kKilo}, UnitFactor{"MB", kMega},
                               UnitFactor{"GB", kGiga}, UnitFactor{"TB", kTera}};
   return format_with(b.value, kShown);
+}
+
+std::string format_flop_rate(FlopsPerSecond rate) {
+  constexpr std::array kShown{UnitFactor{"FLOP/s", 1}, UnitFactor{"kFLOP/s", kKilo},
+                              UnitFactor{"MFLOP/s", kMega}, UnitFactor{"GFLOP/s", kGiga},
+                              UnitFactor{"TFLOP/s", kTera}, UnitFactor{"PFLOP/s", kPeta}};
+  return format_with(rate.value, kShown);
+}
+
+std::string format_frequency(Hertz f) {
+  return format_with(f.value, kFrequencyUnits);
 }
 
 }  // namespace gpuscale

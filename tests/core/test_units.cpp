@@ -54,5 +54,35 @@ TEST(Units, FormattingPicksAReadablePrefix) {
   EXPECT_EQ(format_bytes({16e9}), "16 GB");
 }
 
+TEST(Units, FlopRatesTakeBothSpellings) {
+  EXPECT_DOUBLE_EQ(parse_flop_rate("15.7 TFLOP/s").value, 15.7e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("125 TFLOPS").value, 125e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("989.4 TFLOPS").value, 989.4e12);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("1.98 PFLOP/s").value, 1.98e15);
+  EXPECT_DOUBLE_EQ(parse_flop_rate("500 GFLOP/s").value, 500e9);
+  EXPECT_DOUBLE_EQ(parse_frequency("1530 MHz").value, 1530e6);
+  EXPECT_DOUBLE_EQ(parse_frequency("1.98 GHz").value, 1.98e9);
+}
+
+TEST(Units, FlopRateWithoutUnitOrWithAWrongOneIsRejected) {
+  try {
+    parse_flop_rate("15.7");
+    FAIL() << "a bare number was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("has no unit"));
+    EXPECT_THAT(e.what(), HasSubstr("15.7 TFLOP/s"));
+  }
+  EXPECT_THROW(parse_flop_rate("15.7 TB/s"), std::invalid_argument);
+  EXPECT_THROW(parse_flop_rate("-1 TFLOPS"), std::invalid_argument);
+  EXPECT_THROW(parse_frequency("1530"), std::invalid_argument);
+}
+
+TEST(Units, FlopRateAndFrequencyFormatting) {
+  EXPECT_EQ(format_flop_rate({15.7e12}), "15.7 TFLOP/s");
+  EXPECT_EQ(format_flop_rate({989.4e12}), "989.4 TFLOP/s");
+  EXPECT_EQ(format_flop_rate({1.979e15}), "1.979 PFLOP/s");
+  EXPECT_EQ(format_frequency({1530e6}), "1.53 GHz");
+}
+
 }  // namespace
 }  // namespace gpuscale

@@ -1,0 +1,55 @@
+// Baidu DeepBench training results (github.com/baidu-research/DeepBench, results/train/
+// DeepBench_NV_V100.xlsx, exported sheet by sheet to CSV as ../shared/data/deepbench-v100/
+// holds them): cuBLAS GEMM and cuDNN convolution times measured on a V100 in a DGX-1 with
+// CUDA 10.1 and cuDNN 7.6. Read into plain rows; the data stays outside the repository.
+//
+// A file holds sections one after another: "Dense Matrix Multiplication", "Convolution", then
+// RNN and all-reduce sections, which are skipped. A data row is one whose first size column is
+// a whole number; blank separator rows are skipped. DeepBench reports whole microseconds
+// (written as milliseconds with three decimals).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace gpuscale::calib {
+
+struct DeepBenchGemm {
+  int line = 0;             // in the CSV file
+  std::string application;  // "DeepSpeech", "Language Modelling", ...
+  long m = 0, n = 0, k = 0;
+  bool a_transposed = false;
+  bool b_transposed = false;
+  Seconds time;
+};
+
+struct DeepBenchConv {
+  int line = 0;
+  std::string application;
+  long w = 0, h = 0, c = 0, n = 0, k = 0;  // input width, height, channels; batch; filters
+  long s = 0, r = 0;                       // filter width, height
+  long pad_w = 0, pad_h = 0;
+  long stride_w = 0, stride_h = 0;
+  long p = 0, q = 0;                       // output width, height, as DeepBench states them
+  Seconds forward;
+  std::optional<Seconds> backward_data;    // "N/A*" for input layers: no gradient wrt inputs
+  Seconds backward_weights;
+  std::string forward_algorithm;           // cuDNN's choice, e.g. "WINOGRAD_NONFUSED"
+};
+
+struct DeepBenchResults {
+  std::string file;
+  std::string precision;  // the file's first line: "Float", "16 bit inputs, ..."
+  std::vector<DeepBenchGemm> gemms;
+  std::vector<DeepBenchConv> convs;
+};
+
+// Throws ConfigError "FILE:LINE: ..." for a missing file, a section whose header is not the
+// one expected, or a data row with a malformed value (including output sizes P, Q that do not
+// follow from the input, filter, pad and stride).
+DeepBenchResults read_deepbench_csv(const std::string& path);
+
+}  // namespace gpuscale::calib

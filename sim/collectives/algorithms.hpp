@@ -1,0 +1,33 @@
+// The collective algorithms, one file each (docs/collectives.md gives each one's model, closed
+// form and sources). Call them through build_schedule (registry.hpp), which checks the request
+// and answers the trivial cases (one rank, zero bytes: no ops); a builder assumes a checked
+// request with at least 2 ranks, a positive size and a collective it implements.
+#pragma once
+
+#include <vector>
+
+#include "sim/collectives/builder.hpp"
+#include "sim/collectives/request.hpp"
+#include "sim/collectives/schedule.hpp"
+
+namespace gpuscale::coll {
+
+Schedule build_nccl_ring(const CollectiveRequest& request);          // allreduce, reduce, broadcast
+Schedule build_nccl_reduce_bcast(const CollectiveRequest& request);  // allreduce
+Schedule build_nccl_tree(const CollectiveRequest& request);          // allreduce
+Schedule build_ring(const CollectiveRequest& request);               // allreduce
+Schedule build_recursive_doubling(const CollectiveRequest& request); // allreduce
+Schedule build_rabenseifner(const CollectiveRequest& request);       // allreduce
+Schedule build_binomial_tree(const CollectiveRequest& request);      // allreduce, reduce, broadcast
+Schedule build_hierarchical(const CollectiveRequest& request);       // allreduce
+Schedule build_p2p(const CollectiveRequest& request);                // allreduce, reduce, broadcast
+
+// NCCL's ring reduce to request.root and ring broadcast from it (nccl_ring.cpp), appended to `b`
+// after `deps`: the protocol latency, then per channel a pipelined chain along the ring. Return
+// the chain flows.
+std::vector<int> append_nccl_ring_reduce(ScheduleBuilder& b, const CollectiveRequest& request,
+                                         const std::vector<int>& deps);
+std::vector<int> append_nccl_ring_broadcast(ScheduleBuilder& b, const CollectiveRequest& request,
+                                            const std::vector<int>& deps);
+
+}  // namespace gpuscale::coll

@@ -1,0 +1,67 @@
+#include "sim/collectives/registry.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/collectives/algorithms.hpp"
+#include "sim/core/config_reader.hpp"
+#include "sim/core/error.hpp"
+
+namespace gpuscale::coll {
+namespace {
+
+constexpr Collective kAll = Collective::AllReduce;
+constexpr Collective kReduce = Collective::Reduce;
+constexpr Collective kBcast = Collective::Broadcast;
+
+}  // namespace
+
+const std::vector<Algorithm>& algorithms() {
+  static const std::vector<Algorithm> table = {
+      {"nccl_ring", {kAll, kReduce, kBcast}, "NCCL ring, pipelined (flow-level)", build_nccl_ring},
+      {"nccl_reduce_bcast", {kAll}, "MXNet kvstore=nccl: ncclReduce then ncclBcast",
+       build_nccl_reduce_bcast},
+      {"nccl_tree", {kAll}, "NCCL double binary tree across nodes, pipelined", build_nccl_tree},
+      {"ring", {kAll}, "MPI ring: reduce-scatter + allgather", build_ring},
+      {"recursive_doubling", {kAll}, "MPI recursive doubling (MPICH)", build_recursive_doubling},
+      {"rabenseifner", {kAll}, "MPI recursive halving + doubling (MPICH)", build_rabenseifner},
+      {"binomial_tree", {kAll, kReduce, kBcast}, "MPI binomial reduce + broadcast",
+       build_binomial_tree},
+      {"hierarchical", {kAll}, "reduce in node, ring over node leaders, broadcast in node",
+       build_hierarchical},
+      {"p2p", {kAll, kReduce, kBcast}, "MXNet kvstore=device: gather, reduce, copy back",
+       build_p2p},
+  };
+  return table;
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& a : algorithms()) names.push_back(a.name);
+  return names;
+}
+
+const Algorithm& find_algorithm(std::string_view name) {
+  for (const auto& a : algorithms()) {
+    if (a.name == name) return a;
+  }
+  throw ConfigError({}, unknown_name_message("algorithm", name, algorithm_names()));
+}
+
+Schedule build_schedule(std::string_view algorithm, const CollectiveRequest& request) {
+  const Algorithm& a = find_algorithm(algorithm);
+  if (std::find(a.collectives.begin(), a.collectives.end(), request.kind) == a.collectives.end()) {
+    std::vector<std::string> kinds;
+    for (Collective c : a.collectives) kinds.push_back(to_string(c));
+    throw ConfigError({}, fmt::format("algorithm '{}' does not implement {} (it implements: {})",
+                                      a.name, to_string(request.kind), fmt::join(kinds, ", ")));
+  }
+  check_request(request);
+  if (request.ranks < 2 || request.bytes == 0) {
+    return Schedule{a.name, request.ranks, request.bytes, {}};
+  }
+  return a.build(request);
+}
+
+}  // namespace gpuscale::coll

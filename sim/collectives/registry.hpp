@@ -1,0 +1,32 @@
+// The collective algorithms by name: a new algorithm is one file plus one line in the table of
+// registry.cpp.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/collectives/request.hpp"
+#include "sim/collectives/schedule.hpp"
+
+namespace gpuscale::coll {
+
+struct Algorithm {
+  std::string name;                     // "nccl_ring"
+  std::vector<Collective> collectives;  // what it implements
+  std::string summary;                  // one line for listings
+  Schedule (*build)(const CollectiveRequest&);
+};
+
+const std::vector<Algorithm>& algorithms();
+std::vector<std::string> algorithm_names();
+
+// Throws ConfigError "unknown algorithm 'rnig' (did you mean 'ring'?)".
+const Algorithm& find_algorithm(std::string_view name);
+
+// The schedule of `algorithm` for `request`: checks the request (ConfigError when malformed or
+// when the algorithm does not implement the collective), gives an empty schedule for one rank or
+// zero bytes, else the algorithm's.
+Schedule build_schedule(std::string_view algorithm, const CollectiveRequest& request);
+
+}  // namespace gpuscale::coll

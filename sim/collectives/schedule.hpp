@@ -1,0 +1,46 @@
+// A collective algorithm as data: a schedule of transfers, reductions and delays with their
+// dependencies, which the replay engine turns into SimGrid activities. Algorithms never touch
+// SimGrid, so each is testable in microseconds (docs/collectives.md).
+//
+// What the replay does with each op:
+//  - Transfer: one flow over the route between the two ranks' GPUs, taking about
+//    latency_steps * route latency + bytes / bandwidth under contention. A flow may stand for a
+//    whole pipeline (a ring's 2(p-1) steps), hence latency_steps > 1.
+//  - Reduce: GPU time on rank `src`, bytes / memory bandwidth.
+//  - Delay: a fixed time on no resource (protocol or software latency); a zero-second Delay is a
+//    join point that keeps the dependency count O(p).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuscale::coll {
+
+// Contract: ops are in a topological order; deps name earlier ops by index, each at most once,
+// in increasing order. Ranks are 0..ranks-1. An op starts when all its deps have finished.
+struct Op {
+  enum class Kind { Transfer, Reduce, Delay };
+  Kind kind = Kind::Transfer;
+  int src = -1, dst = -1;  // Transfer: from src to dst. Reduce: src is the rank whose GPU reduces.
+  double bytes = 0;        // Transfer: bytes on the wire. Reduce: bytes of memory traffic of the
+                           // reduction kernel (inputs read + output written).
+  double seconds = 0;      // Delay: fixed time (protocol/software latency), on no resource.
+  int latency_steps = 1;   // Transfer: the route's latency is paid this many times (a flow
+                           // standing for a pipelined ring pays it 2(p-1) times).
+  std::vector<int> deps;
+
+  bool operator==(const Op&) const = default;
+};
+
+struct Schedule {
+  std::string algorithm;     // the registry name ("nccl_ring")
+  int ranks = 0;
+  double payload_bytes = 0;  // the collective's message size S per rank
+  std::vector<Op> ops;
+
+  bool operator==(const Schedule&) const = default;
+};
+
+const char* to_string(Op::Kind kind);
+
+}  // namespace gpuscale::coll

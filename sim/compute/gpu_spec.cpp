@@ -1,0 +1,129 @@
+#include "sim/compute/gpu_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <stdexcept>
+
+#include "sim/core/config_reader.hpp"
+
+namespace gpuscale::compute {
+namespace {
+
+constexpr std::array<const char*, kPrecisionCount> kPrecisionNames{"fp32", "fp16", "tensor"};
+
+std::string lower_case(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// A positive quantity of a unit config_reader has no reader for ("15.7 TFLOP/s", "1530 MHz").
+template <typename Quantity>
+Quantity read_positive(const ConfigNode& node, const std::string& what,
+                       Quantity (*parse)(std::string_view), std::string_view example) {
+  if (!node.is_scalar()) {
+    throw ConfigError(node.origin(), fmt::format("{} must be a single value (e.g. '{}')", what,
+                                                 example));
+  }
+  Quantity q;
+  try {
+    q = parse(node.value());
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(node.origin(), fmt::format("{}: {}", what, e.what()));
+  }
+  if (q.value <= 0) {
+    throw ConfigError(node.origin(), fmt::format("{} must be positive (write e.g. '{}')", what,
+                                                 example));
+  }
+  return q;
+}
+
+GpuSpec read_gpu_spec(const ConfigNode& doc) {
+  MapReader r(doc, "GPU spec", {"name", "description", "memory", "memory_bandwidth",
+                                "copy_efficiency", "sm_count", "boost_clock", "peak"});
+  GpuSpec g;
+  g.origin = Origin{doc.origin().file, 0};
+  g.name = r.string("name", "V100-SXM2");
+  g.description = r.optional_string("description").value_or("");
+  const std::string what = fmt::format("GPU {}", g.name);
+  g.memory = read_bytes(r.require("memory", "16 GB"), fmt::format("memory of {}", what));
+  g.memory_bandwidth = read_bandwidth(r.require("memory_bandwidth", "900 GB/s"),
+                                      fmt::format("memory_bandwidth of {}", what));
+  g.copy_efficiency = read_number(r.require("copy_efficiency", "0.867"),
+                                  fmt::format("copy_efficiency of {}", what), 0.01, 1.0);
+  g.sm_count = static_cast<int>(
+      read_integer(r.require("sm_count", "80"), fmt::format("sm_count of {}", what), 1, 100000));
+  g.boost_clock = read_positive(r.require("boost_clock", "1530 MHz"),
+                                fmt::format("boost_clock of {}", what), &parse_frequency,
+                                "1530 MHz");
+
+  MapReader p(r.require("peak", "{fp32: 15.7 TFLOP/s, fp16: 31.4 TFLOP/s}"),
+              fmt::format("peak of {}", what), {"fp32", "fp16", "tensor"});
+  auto rate = [&](const ConfigNode& node, std::string_view precision) {
+    return read_positive(node, fmt::format("{} peak of {}", precision, what), &parse_flop_rate,
+                         "15.7 TFLOP/s");
+  };
+  g.peak_fp32 = rate(p.require("fp32", "15.7 TFLOP/s"), "fp32");
+  g.peak_fp16 = rate(p.require("fp16", "31.4 TFLOP/s"), "fp16");
+  if (const ConfigNode* t = p.find("tensor")) g.peak_tensor = rate(*t, "tensor");
+  return g;
+}
+
+}  // namespace
+
+std::string to_string(Precision p) { return kPrecisionNames[static_cast<int>(p)]; }
+
+std::optional<Precision> precision_from_string(const std::string& name) {
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    if (name == kPrecisionNames[i]) return static_cast<Precision>(i);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> precision_names() {
+  return {kPrecisionNames.begin(), kPrecisionNames.end()};
+}
+
+double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+
+FlopsPerSecond GpuSpec::peak(Precision p) const {
+  switch (p) {
+    case Precision::fp32:
+      return peak_fp32;
+    case Precision::fp16:
+      return peak_fp16;
+    case Precision::tensor:
+      if (peak_tensor) return *peak_tensor;
+      throw ConfigError(origin, fmt::format("GPU {} has no Tensor Cores (no 'tensor' peak): use "
+                                            "precision fp16 or fp32",
+                                            name));
+  }
+  throw std::logic_error("unhandled precision");
+}
+
+const ShippedFolder& shipped_gpus() {
+  static const ShippedFolder folder("GPU model", "GPUSCALE_GPUS_DIR", GPUSCALE_GPUS_DIR);
+  return folder;
+}
+
+GpuSpec load_gpu_spec(const std::string& model_name_or_path) {
+  const bool is_path = model_name_or_path.find('/') != std::string::npos ||
+                       model_name_or_path.ends_with(".yaml") || model_name_or_path.ends_with(".yml");
+  const std::string key = is_path ? model_name_or_path : lower_case(model_name_or_path);
+  const std::string path = shipped_gpus().resolve(key, "", Origin{});
+  const ConfigNode doc = ConfigNode::load_file(path);
+  GpuSpec spec = read_gpu_spec(doc);
+  if (!is_path && lower_case(spec.name) != key) {
+    const ConfigNode& name = *doc.find("name");
+    throw ConfigError(name.origin(),
+                      fmt::format("the file of GPU model '{}' names itself '{}' (the name must "
+                                  "match the file name, ignoring case)",
+                                  model_name_or_path, spec.name));
+  }
+  return spec;
+}
+
+}  // namespace gpuscale::compute

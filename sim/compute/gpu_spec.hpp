@@ -1,0 +1,55 @@
+// A GPU model's datasheet figures: memory, memory bandwidth and the fraction of it a copy
+// reaches, peak FLOP rates per precision. One YAML file per model in topologies/gpus/, named by
+// the `model:` string topology files use, lower-cased (V100-SXM2 -> v100-sxm2.yaml); every
+// figure carries its source there. The analytic kernel-time model (kernel_time.hpp) reads them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/core/shipped_files.hpp"
+#include "sim/core/units.hpp"
+
+namespace gpuscale::compute {
+
+// The arithmetic a kernel runs: FP32, FP16 on the CUDA cores, or FP16 inputs with FP32
+// accumulation on Tensor Cores (DeepBench's "mixed" precision).
+enum class Precision { fp32, fp16, tensor };
+inline constexpr int kPrecisionCount = 3;
+
+std::string to_string(Precision p);
+std::optional<Precision> precision_from_string(const std::string& name);
+std::vector<std::string> precision_names();
+// Bytes of one stored element: 4 for fp32, 2 for fp16 and tensor.
+double bytes_per_element(Precision p);
+
+struct GpuSpec {
+  std::string name;                  // the model, as topology files write it: "V100-SXM2"
+  std::string description;
+  Origin origin;                     // the file it was read from
+  Bytes memory;
+  BytesPerSecond memory_bandwidth;   // nominal (datasheet)
+  double copy_efficiency = 1;        // measured device-to-device copy / nominal, in (0, 1]
+  int sm_count = 0;
+  Hertz boost_clock;
+  FlopsPerSecond peak_fp32;
+  FlopsPerSecond peak_fp16;
+  std::optional<FlopsPerSecond> peak_tensor;  // absent on GPUs without Tensor Cores
+
+  // What a streaming kernel can reach: memory_bandwidth x copy_efficiency.
+  BytesPerSecond copy_bandwidth() const { return {memory_bandwidth.value * copy_efficiency}; }
+  // The peak at `p`; throws ConfigError naming the file when the GPU lacks it (tensor on P100).
+  FlopsPerSecond peak(Precision p) const;
+};
+
+// topologies/gpus/, or $GPUSCALE_GPUS_DIR if set.
+const ShippedFolder& shipped_gpus();
+
+// A shipped model by name, any case ("V100-SXM2", "v100-sxm2"), or a path to a .yaml file.
+// Throws ConfigError: unknown model (listing the shipped ones), missing file, unknown key,
+// missing or non-positive figure, a file whose `name:` differs from the model asked for.
+GpuSpec load_gpu_spec(const std::string& model_name_or_path);
+
+}  // namespace gpuscale::compute
