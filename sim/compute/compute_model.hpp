@@ -1,0 +1,54 @@
+// The compute-time model the replay asks: how long each pass of each layer of a workload takes on
+// one GPU at a given per-GPU batch, and how long the gradient exchange's reductions and the
+// weight updates take. Two implementations: measured profiles (profile.hpp) and the analytic
+// roofline (kernel_time.hpp). docs/compute-model.md states the mapping from layers to kernels.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sim/compute/gpu_spec.hpp"
+#include "sim/compute/kernel_time.hpp"
+#include "sim/compute/profile.hpp"
+#include "sim/core/units.hpp"
+#include "workloads/src/layer_costs.hpp"
+#include "workloads/src/workload.hpp"
+
+namespace gpuscale::compute {
+
+struct LayerTimes {
+  Seconds forward;
+  Seconds backward_data;     // 0 when the layer has no backward-data task
+  Seconds backward_weights;  // 0 when the layer has no parameters
+};
+
+// Contract: deterministic; times >= 0; a layer without a backward pass (see
+// wl::LayerCost::has_backward_*) gets 0 for it.
+class ComputeTimeModel {
+ public:
+  virtual ~ComputeTimeModel() = default;
+  virtual std::string name() const = 0;  // "analytic V100-SXM2" / "profile FILE"
+  // `layer` indexes Workload::layers (layer 0, the input, costs nothing).
+  virtual LayerTimes layer_times(int layer, int batch) const = 0;
+  // Summing gradients on a GPU: a streaming kernel moving `bytes` (inputs read + output written).
+  virtual Seconds reduction_time(double bytes) const = 0;
+  // The optimizer's update of one parameter tensor of `elements` elements.
+  virtual Seconds update_time(long elements) const = 0;
+};
+
+// The analytic roofline on `gpu` with the constants `params`.
+std::unique_ptr<ComputeTimeModel> make_analytic_model(const wl::Workload& workload,
+                                                      const wl::WorkloadCosts& costs,
+                                                      const GpuSpec& gpu,
+                                                      const AnalyticParams& params);
+
+// Measured times per layer; reductions and updates, which a profile does not hold, come from the
+// analytic model on `gpu`. Throws ConfigError when the profile lacks a layer of the workload or
+// names another workload.
+std::unique_ptr<ComputeTimeModel> make_profile_model(const wl::Workload& workload,
+                                                     const wl::WorkloadCosts& costs,
+                                                     const MeasuredProfile& profile,
+                                                     const GpuSpec& gpu,
+                                                     const AnalyticParams& params);
+
+}  // namespace gpuscale::compute
