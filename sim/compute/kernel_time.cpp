@@ -100,11 +100,16 @@ KernelWork conv_kernel_work(const ConvShape& s, TrainingPass pass, Precision pre
       s.in_width + 2 * s.pad_width < s.filter_width) {
     throw std::invalid_argument("convolution shape has no output (check sizes, pads, strides)");
   }
+  if (s.groups < 1 || s.in_channels % s.groups != 0 || s.out_channels % s.groups != 0) {
+    throw std::invalid_argument("convolution groups must divide input and output channels");
+  }
   const double p = s.out_height(), q = s.out_width();
+  const double c_group = c / static_cast<double>(s.groups);
   KernelWork work;
   work.kind = conv_kernel_class(s, pass);
-  work.flops = 2 * n * k * c * r * q_s * p * q;
-  work.bytes = bytes_per_element(precision) * (n * c * h * w + k * c * r * q_s + n * k * p * q);
+  work.flops = 2 * n * k * c_group * r * q_s * p * q;
+  work.bytes =
+      bytes_per_element(precision) * (n * c * h * w + k * c_group * r * q_s + n * k * p * q);
   return work;
 }
 

@@ -61,7 +61,8 @@ struct KernelWork {
   double bytes = 0;  // bytes read and written in device memory
 };
 
-// A 2-D convolution in cuDNN's terms (NCHW input, K filters of C x R x S).
+// A 2-D convolution in cuDNN's terms (NCHW input, K filters of C/groups x R x S; group g of
+// `groups` convolves input channels g C/groups .. (g+1) C/groups - 1 into K/groups outputs).
 struct ConvShape {
   long batch = 1;           // N
   long in_channels = 1;     // C
@@ -74,6 +75,7 @@ struct ConvShape {
   long pad_width = 0;
   long stride_height = 1;
   long stride_width = 1;
+  long groups = 1;          // divides both C and K
 
   long out_height() const;  // P = (H + 2 pad_h - R) / stride_h + 1
   long out_width() const;   // Q = (W + 2 pad_w - S) / stride_w + 1
@@ -81,10 +83,11 @@ struct ConvShape {
 
 KernelClass conv_kernel_class(const ConvShape& shape, TrainingPass pass);
 
-// FLOPs 2 N K C R S P Q for every pass; bytes: input (N C H W) + filters (K C R S) + output
-// (N K P Q) elements, each moved once. Every pass touches the same three tensors (forward reads
-// x and w and writes y; backward-data reads dy and w, writes dx; backward-weights reads x and dy,
-// writes dw). Throws std::invalid_argument for a shape with no output.
+// FLOPs 2 N K (C/groups) R S P Q for every pass; bytes: input (N C H W) + filters
+// (K (C/groups) R S) + output (N K P Q) elements, each moved once. Every pass touches the same
+// three tensors (forward reads x and w and writes y; backward-data reads dy and w, writes dx;
+// backward-weights reads x and dy, writes dw). Throws std::invalid_argument for a shape with no
+// output or groups that do not divide C and K.
 KernelWork conv_kernel_work(const ConvShape& shape, TrainingPass pass, Precision precision);
 
 // C[m x n] = A[m x k] B[k x n]: 2 m n k FLOPs, (m k + k n + m n) elements moved.

@@ -26,6 +26,16 @@ void configure_network_model(sg4::Engine& engine) {
   engine.set_config("network/solver:fairbottleneck");
 }
 
+std::unique_ptr<sg4::Engine> make_engine() {
+  int argc = 2;
+  char arg0[] = "gpuscale";
+  char arg1[] = "--log=root.thres:critical";
+  char* argv[] = {arg0, arg1, nullptr};
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  configure_network_model(*engine);
+  return engine;
+}
+
 SimgridPlatform SimgridPlatform::build(const topo::Topology& topology,
                                        const std::vector<topo::Leg>& legs) {
   SimgridPlatform platform;

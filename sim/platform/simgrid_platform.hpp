@@ -21,6 +21,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,9 @@ inline constexpr double kHostSpeed = 1e12;
 
 // Applies the model settings above; call before the platform is built.
 void configure_network_model(simgrid::s4u::Engine& engine);
+
+// The process's engine, with SimGrid's logging quiet and the model settings above applied.
+std::unique_ptr<simgrid::s4u::Engine> make_engine();
 
 class SimgridPlatform {
  public:

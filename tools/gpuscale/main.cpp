@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "sim/core/error.hpp"
+#include "tools/gpuscale/run_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
 #include "tools/gpuscale/workload_command.hpp"
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   gpuscale::cli::add_topo_commands(app);
   gpuscale::cli::add_workload_commands(app);
+  gpuscale::cli::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

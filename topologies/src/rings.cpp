@@ -116,10 +116,13 @@ class RingPacker {
 
 }  // namespace
 
-RingSet find_rings(const Topology& topology, int max_rings) {
+RingSet find_rings(const Topology& topology, int max_rings, int gpus_per_node, int nodes_used) {
   std::vector<int> node_gpus;  // node 0's GPUs, in declaration order
   for (int g : topology.gpus()) {
     if (topology.devices()[g].node == 0) node_gpus.push_back(g);
+  }
+  if (gpus_per_node > 0 && gpus_per_node < static_cast<int>(node_gpus.size())) {
+    node_gpus.resize(static_cast<size_t>(gpus_per_node));
   }
   const int n = static_cast<int>(node_gpus.size());
 
@@ -145,7 +148,7 @@ RingSet find_rings(const Topology& topology, int max_rings) {
     node_rings.push_back(std::move(in_order));
   }
 
-  const int nodes = topology.nodes();
+  const int nodes = nodes_used > 0 ? std::min(nodes_used, topology.nodes()) : topology.nodes();
   const int stride = topology.fabric() ? topology.fabric()->devices_per_node : 0;
   for (const auto& node_ring : node_rings) {
     std::vector<int> ring;

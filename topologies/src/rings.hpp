@@ -22,6 +22,9 @@ struct RingSet {
   bool over_nvlink = false;             // every intra-node hop is one NVLink
 };
 
-RingSet find_rings(const Topology& topology, int max_rings = 32);
+// Rings over the first `gpus_per_node` GPUs of each of the first `nodes` nodes (0: all), the
+// GPUs a job of fewer GPUs than the machine holds runs on.
+RingSet find_rings(const Topology& topology, int max_rings = 32, int gpus_per_node = 0,
+                   int nodes = 0);
 
 }  // namespace gpuscale::topo

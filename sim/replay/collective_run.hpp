@@ -1,0 +1,32 @@
+// One collective (or one copy) simulated alone on a machine: what `gpuscale collective` prints
+// and what the tests compare with closed forms. Creates the SimGrid engine: once per process
+// (wrap in run_isolated).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topologies/src/routing.hpp"
+
+namespace gpuscale::sim {
+
+struct CollectiveRun {
+  double seconds = 0;
+  long activities = 0;
+};
+
+// `algorithm` is a registry name over the ranks `gpus` (device indices), channel `rings` over
+// ranks (empty: rank order), NCCL `protocol` by name ("simple", "ideal", ...). Reductions take
+// bytes / `reduce_bandwidth_Bps` of GPU time (0: free).
+CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Router& router,
+                                  const std::vector<int>& gpus,
+                                  const std::vector<std::vector<int>>& rings,
+                                  const std::vector<int>& node_of_rank,
+                                  const std::string& algorithm, double bytes,
+                                  const std::string& protocol, double reduce_bandwidth_Bps);
+
+// One copy of `bytes` from GPU `src` to GPU `dst` along its route (legs store-and-forward).
+double simulate_copy(const topo::Topology& topology, const topo::Router& router, int src, int dst,
+                     double bytes);
+
+}  // namespace gpuscale::sim

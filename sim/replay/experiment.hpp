@@ -1,0 +1,60 @@
+// An experiment: every combination of workloads x comm methods x batch sizes x GPU counts on one
+// machine, each configuration simulated in a process of its own (isolated.hpp), and the results
+// that `gpuscale run` prints: iteration and epoch time, speedup against the same method on one
+// GPU, throughput, the FP+BP / WU breakdown, exposed communication, memory per GPU and link
+// utilisation.
+//
+// Epoch: the steady-state iteration time times the iterations an epoch needs,
+// ceil(images / (gpus x batch)); strong scaling keeps `images` fixed, weak scaling multiplies it
+// by the GPUs (the study's 256K/512K/1M/2M for 1/2/4/8 GPUs).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpuscale::sim {
+
+enum class Scaling { Strong, Weak };
+
+struct Experiment {
+  std::string topology = "dgx1-v100";
+  std::vector<std::string> topology_overrides;  // --set on the machine ("link_kinds.nvlink...")
+  std::vector<std::string> workloads = {"resnet-50"};
+  std::vector<int> gpus = {1, 2, 4, 8};
+  std::vector<int> batches = {32};              // per GPU
+  std::vector<std::string> comms = {"p2p", "nccl"};
+  std::string routing;                          // empty: the machine's own
+  Scaling scaling = Scaling::Strong;
+  long images = 0;                              // 0: the dataset's samples per epoch
+  double fusion_mb = 64;                        // Horovod fusion buffer (MB); 0 = no fusion
+  double fusion_cycle_ms = 5;
+  std::string protocol = "auto";
+  std::string profile;                          // measured profile file; empty: analytic model
+  int iterations = 3;
+};
+
+struct LinkUtilisation {
+  double max = 0;
+  double mean = 0;
+};
+
+struct ResultRow {
+  std::string topology, workload, comm, scaling;
+  int gpus = 1;
+  int batch = 1;
+  double iteration_s = 0, epoch_s = 0, speedup = 0, throughput_img_s = 0;
+  double fpbp_s = 0, wu_s = 0, exposed_comm_s = 0;
+  double memory_gpu0_gb = 0, memory_max_other_gb = 0;
+  std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind
+  long activities = 0;
+  double wall_s = 0;  // host time the simulation took
+};
+
+// Runs every configuration; `progress(done, total, row)` after each (for stderr).
+std::vector<ResultRow> run_experiment(
+    const Experiment& experiment,
+    const std::function<void(int, int, const ResultRow&)>& progress = nullptr);
+
+}  // namespace gpuscale::sim

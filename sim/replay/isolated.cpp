@@ -1,0 +1,65 @@
+#include "sim/replay/isolated.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "sim/core/error.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+// The child's first byte says how the rest reads.
+constexpr char kResult = 'R';
+constexpr char kConfigError = 'C';
+constexpr char kFailure = 'F';
+
+void write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string run_isolated(const std::function<std::string()>& work) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("run_isolated: pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("run_isolated: fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out;
+    try {
+      out = kResult + work();
+    } catch (const ConfigError& e) {
+      out = kConfigError + std::string(e.what());
+    } catch (const std::exception& e) {
+      out = kFailure + std::string(e.what());
+    }
+    write_all(fds[1], out);
+    ::close(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (text.empty()) throw std::runtime_error("simulation process died (signal or crash)");
+  const std::string body = text.substr(1);
+  if (text[0] == kConfigError) throw ConfigError({}, body);
+  if (text[0] == kFailure) throw std::runtime_error(body);
+  return body;
+}
+
+}  // namespace gpuscale::sim

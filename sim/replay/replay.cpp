@@ -1,0 +1,363 @@
+#include "sim/replay/replay.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "sim/collectives/registry.hpp"
+#include "sim/core/config_reader.hpp"
+#include "sim/platform/simgrid_platform.hpp"
+#include "sim/replay/dag_executor.hpp"
+
+namespace gpuscale::sim {
+namespace sg4 = simgrid::s4u;
+namespace {
+
+using NodeId = DagExecutor::NodeId;
+
+// How a GPU pair's copies travel: the hosts of each store-and-forward leg, the route's latency,
+// and the links it loads.
+struct PairRoute {
+  std::vector<std::pair<sg4::Host*, sg4::Host*>> legs;
+  double latency_s = 0;
+  std::vector<topo::Hop> hops;
+};
+
+// What one iteration's nodes are, for the measurements.
+struct IterationNodes {
+  std::vector<NodeId> forward, backward, ends;
+};
+
+class Replay {
+ public:
+  explicit Replay(const ReplaySetup& s)
+      : s_(s), ranks_(static_cast<int>(s.gpus.size())),
+        graph_(wl::build_iteration_graph(*s.workload, *s.costs, ranks_)),
+        algorithm_(algorithm_of(s.comm)), kvstore_(is_kvstore_method(s.comm)) {
+    compute_ranks_ = (!kvstore_ && ranks_ > kFullComputeUpToGpus) ? 1 : ranks_;
+    const double element = wl::bytes_per_element(s.workload->precision);
+    for (const wl::ParamTensor& t : s.costs->tensors) tensor_bytes_.push_back(t.elements * element);
+    reducer_ = wl::assign_reducers(tensor_bytes_, ranks_, s.reducers);
+    for (size_t l = 0; l < s.workload->layers.size(); ++l) {
+      layer_times_.push_back(l == 0 ? compute::LayerTimes{} : s.compute->layer_times(static_cast<int>(l), s.batch));
+    }
+    for (const wl::ParamTensor& t : s.costs->tensors) update_s_.push_back(s.compute->update_time(t.elements).value);
+    nodes_ = s.node_of_rank.empty() ? 1 : *std::max_element(s.node_of_rank.begin(), s.node_of_rank.end()) + 1;
+  }
+
+  ReplayResult run() {
+    const auto engine = make_engine();
+    platform_ = SimgridPlatform::build(*s_.topology, legs_needed());
+    for (int g : s_.gpus) hosts_.push_back(platform_.host(g));
+    compile();
+    sg4::Actor::create("replay", hosts_[0], [this] { dag_.run(); });
+    engine->run();
+    return measure();
+  }
+
+ private:
+  // --- Routes ------------------------------------------------------------------------------
+  const PairRoute& route(int a, int b) {
+    auto [it, fresh] = routes_.try_emplace({a, b});
+    if (fresh) {
+      const topo::Route r = s_.router->route(s_.gpus[static_cast<size_t>(a)], s_.gpus[static_cast<size_t>(b)]);
+      for (const topo::Leg& leg : r.legs) {
+        it->second.legs.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));
+        it->second.latency_s += leg.latency(*s_.topology).value;
+        it->second.hops.insert(it->second.hops.end(), leg.hops.begin(), leg.hops.end());
+      }
+    }
+    return it->second;
+  }
+
+  // The rank pairs any schedule of this run uses (schedules' pairs do not depend on the size).
+  std::vector<topo::Leg> legs_needed() {
+    std::set<std::pair<int, int>> pairs;
+    auto collect = [&](const coll::Schedule& schedule) {
+      for (const coll::Op& op : schedule.ops) {
+        if (op.kind == coll::Op::Kind::Transfer) pairs.insert({op.src, op.dst});
+      }
+    };
+    if (ranks_ > 1) {
+      std::set<int> roots(reducer_.begin(), reducer_.end());
+      if (algorithm_ != "p2p") roots = {0};
+      for (int root : roots) collect(schedule_for(1e6, root));
+    }
+    std::vector<topo::Leg> legs;
+    for (const auto& [a, b] : pairs) {
+      for (topo::Leg& leg : s_.router->route(s_.gpus[static_cast<size_t>(a)], s_.gpus[static_cast<size_t>(b)]).legs) {
+        legs.push_back(std::move(leg));
+      }
+    }
+    return legs;
+  }
+
+  coll::Schedule schedule_for(double bytes, int root) {
+    coll::CollectiveRequest request;
+    request.bytes = bytes;
+    request.ranks = ranks_;
+    request.root = root;
+    request.rings = s_.rings;
+    request.node_of_rank = s_.node_of_rank;
+    request.protocol = protocol_for(bytes);
+    return coll::build_schedule(algorithm_, request);
+  }
+
+  coll::Protocol protocol_for(double bytes) {
+    if (s_.protocol != "auto") return coll::protocol_by_name(s_.protocol);
+    if (channel_bandwidth_ <= 0) {
+      const std::vector<int> ring = s_.rings.empty() ? std::vector<int>{0, ranks_ > 1 ? 1 : 0} : s_.rings[0];
+      channel_bandwidth_ = 1e30;
+      for (size_t i = 0; i + 1 < ring.size(); ++i) {
+        const topo::Route r = s_.router->route(s_.gpus[static_cast<size_t>(ring[i])], s_.gpus[static_cast<size_t>(ring[i + 1])]);
+        for (const topo::Leg& leg : r.legs) {
+          channel_bandwidth_ = std::min(channel_bandwidth_, leg.bandwidth(*s_.topology).value);
+        }
+      }
+    }
+    const int channels = std::max<int>(1, static_cast<int>(s_.rings.size()));
+    return coll::choose_nccl_protocol(bytes, ranks_, nodes_, channels, channel_bandwidth_);
+  }
+
+  // --- Compilation ---------------------------------------------------------------------------
+  NodeId compute_node(int rank, double seconds, const std::vector<NodeId>& deps) {
+    DagExecutor::Spec spec;
+    spec.kind = DagExecutor::Kind::Compute;
+    spec.host = hosts_[static_cast<size_t>(rank)];
+    spec.seconds = seconds;
+    return dag_.add(std::move(spec), deps);
+  }
+
+  NodeId join(const std::vector<NodeId>& deps) { return dag_.add({}, deps); }
+
+  // Appends a schedule's ops after `start`; returns the node that ends when all of them have.
+  NodeId append_schedule(const coll::Schedule& schedule, NodeId start) {
+    std::vector<NodeId> ids;
+    ids.reserve(schedule.ops.size());
+    for (const coll::Op& op : schedule.ops) {
+      std::vector<NodeId> deps;
+      for (int d : op.deps) deps.push_back(ids[static_cast<size_t>(d)]);
+      if (deps.empty()) deps.push_back(start);
+      DagExecutor::Spec spec;
+      switch (op.kind) {
+        case coll::Op::Kind::Transfer: {
+          const PairRoute& r = route(op.src, op.dst);
+          spec.kind = DagExecutor::Kind::Transfer;
+          spec.legs = r.legs;
+          spec.bytes = op.bytes;
+          spec.post_delay = (op.latency_steps - 1) * r.latency_s;
+          for (const topo::Hop& hop : r.hops) link_bytes_[{hop.link, hop.forward}] += op.bytes;
+          break;
+        }
+        case coll::Op::Kind::Reduce:
+          spec.kind = DagExecutor::Kind::Compute;
+          spec.host = hosts_[static_cast<size_t>(op.src)];
+          spec.seconds = s_.compute->reduction_time(op.bytes).value;
+          break;
+        case coll::Op::Kind::Delay:
+          spec.seconds = op.seconds;
+          break;
+      }
+      ids.push_back(dag_.add(std::move(spec), deps));
+    }
+    if (ids.empty()) return start;
+    return join(ids);
+  }
+
+  void compile() {
+    const int n_iter = s_.iterations;
+    const size_t n_tensors = tensor_bytes_.size();
+    std::vector<std::vector<NodeId>> prev_updates(static_cast<size_t>(compute_ranks_));  // [rank][tensor]
+    std::vector<NodeId> stream_tail(static_cast<size_t>(compute_ranks_), -1);
+    std::vector<std::vector<int>> tensors_of_layer(s_.workload->layers.size());
+    for (size_t t = 0; t < n_tensors; ++t) tensors_of_layer[static_cast<size_t>(s_.costs->tensors[t].layer)].push_back(static_cast<int>(t));
+
+    for (int k = 0; k < n_iter; ++k) {
+      IterationNodes it;
+      // [rank][layer] -> backward-weights node
+      std::vector<std::vector<NodeId>> bw(static_cast<size_t>(compute_ranks_),
+                                          std::vector<NodeId>(s_.workload->layers.size(), -1));
+      for (int r = 0; r < compute_ranks_; ++r) {
+        NodeId& tail = stream_tail[static_cast<size_t>(r)];
+        for (const wl::Task& task : graph_.tasks) {
+          const compute::LayerTimes& times = layer_times_[static_cast<size_t>(task.layer)];
+          std::vector<NodeId> deps;
+          if (tail >= 0) deps.push_back(tail);
+          switch (task.kind) {
+            case wl::TaskKind::Forward:
+              if (k > 0) {
+                for (int t : tensors_of_layer[static_cast<size_t>(task.layer)]) {
+                  deps.push_back(prev_updates[static_cast<size_t>(r)][static_cast<size_t>(t)]);
+                }
+              }
+              tail = compute_node(r, times.forward.value, deps);
+              if (r == 0) it.forward.push_back(tail);
+              break;
+            case wl::TaskKind::BackwardWeights:
+              tail = compute_node(r, times.backward_weights.value, deps);
+              bw[static_cast<size_t>(r)][static_cast<size_t>(task.layer)] = tail;
+              it.backward.push_back(tail);
+              break;
+            case wl::TaskKind::BackwardData:
+              tail = compute_node(r, times.backward_data.value, deps);
+              it.backward.push_back(tail);
+              break;
+            default:
+              break;
+          }
+        }
+      }
+      // Exchange, then update, per tensor in the order gradients become ready.
+      std::vector<std::vector<NodeId>> updates(static_cast<size_t>(compute_ranks_), std::vector<NodeId>(n_tensors, -1));
+      for (const wl::Task& task : graph_.tasks) {
+        if (task.kind != wl::TaskKind::Update) continue;
+        const size_t t = static_cast<size_t>(task.tensor);
+        std::vector<NodeId> ready;
+        for (int r = 0; r < compute_ranks_; ++r) ready.push_back(bw[static_cast<size_t>(r)][static_cast<size_t>(task.layer)]);
+        NodeId exchanged = join(ready);
+        if (ranks_ > 1 && kvstore_) {
+          exchanged = append_schedule(schedule_for(tensor_bytes_[t], reducer_[t]), exchanged);
+        } else if (ranks_ > 1 && s_.fusion_bytes <= 0) {
+          // One allreduce per tensor, in ready order on one communication stream.
+          if (last_fused_ >= 0) exchanged = join({exchanged, last_fused_});
+          exchanged = last_fused_ = append_schedule(schedule_for(tensor_bytes_[t], 0), exchanged);
+        } else if (ranks_ > 1) {
+          exchanged = fuse(static_cast<int>(t), exchanged);
+        }
+        for (int r = 0; r < compute_ranks_; ++r) {
+          updates[static_cast<size_t>(r)][t] = compute_node(r, update_s_[t], {exchanged});
+          it.ends.push_back(updates[static_cast<size_t>(r)][t]);
+        }
+      }
+      prev_updates = std::move(updates);
+      for (NodeId tail : stream_tail) it.ends.push_back(tail);
+      iterations_.push_back(std::move(it));
+    }
+    if (!fusion_latches_.empty()) schedule_tick();
+  }
+
+  // --- Horovod tensor fusion -----------------------------------------------------------------
+  // A latch released when the fused buffer holding tensor `t` has been allreduced; `t` joins the
+  // fusion queue once its gradient is `ready`.
+  NodeId fuse(int t, NodeId ready) {
+    const NodeId latch = dag_.add_latch();
+    fusion_latches_.push_back(latch);
+    fusion_tensor_.push_back(t);
+    const int index = static_cast<int>(fusion_latches_.size()) - 1;
+    dag_.on_done(ready, [this, index](double) { fusion_queue_.push_back(index); });
+    return latch;
+  }
+
+  void schedule_tick() {
+    const NodeId tick = dag_.add({DagExecutor::Kind::Delay, nullptr, s_.fusion_cycle_s, {}, 0, 0}, {});
+    dag_.on_done(tick, [this](double) { on_tick(); });
+  }
+
+  void on_tick() {
+    std::vector<int> ready;
+    ready.swap(fusion_queue_);
+    size_t i = 0;
+    while (i < ready.size()) {
+      double bytes = 0;
+      std::vector<int> buffer;
+      while (i < ready.size() && (buffer.empty() ||
+                                  bytes + tensor_bytes_[static_cast<size_t>(fusion_tensor_[static_cast<size_t>(ready[i])])] <= s_.fusion_bytes)) {
+        bytes += tensor_bytes_[static_cast<size_t>(fusion_tensor_[static_cast<size_t>(ready[i])])];
+        buffer.push_back(ready[i++]);
+      }
+      // Horovod runs the fused allreduces one after another.
+      const NodeId start = join(last_fused_ >= 0 ? std::vector<NodeId>{last_fused_} : std::vector<NodeId>{});
+      last_fused_ = append_schedule(schedule_for(bytes, 0), start);
+      for (int index : buffer) {
+        const NodeId latch = fusion_latches_[static_cast<size_t>(index)];
+        dag_.on_done(last_fused_, [this, latch](double) { dag_.release(latch); });
+      }
+      launched_ += static_cast<int>(buffer.size());
+    }
+    if (launched_ < static_cast<int>(fusion_latches_.size())) schedule_tick();
+  }
+
+  // --- Measurements --------------------------------------------------------------------------
+  ReplayResult measure() const {
+    ReplayResult result;
+    const int n = static_cast<int>(iterations_.size());
+    auto max_end = [this](const std::vector<NodeId>& ids) {
+      double t = 0;
+      for (NodeId id : ids) t = std::max(t, dag_.end_time(id));
+      return t;
+    };
+    std::vector<double> ends;
+    for (const IterationNodes& it : iterations_) ends.push_back(max_end(it.ends));
+    result.iteration_s = n > 1 ? (ends.back() - ends.front()) / (n - 1) : ends.back();
+    const IterationNodes& last = iterations_.back();
+    const double start = dag_.start_time(last.forward.front());
+    const double bp_end = max_end(last.backward);
+    result.fpbp_s = bp_end - start;
+    result.wu_s = ends.back() - bp_end;
+    for (const compute::LayerTimes& t : layer_times_) {
+      result.compute_s += t.forward.value + t.backward_data.value + t.backward_weights.value;
+    }
+    for (double u : update_s_) result.compute_s += u;
+    result.exposed_comm_s = std::max(0.0, result.iteration_s - result.compute_s);
+    result.activities = dag_.activities_started();
+    result.simulated_compute_gpus = compute_ranks_;
+    for (const auto& [key, bytes] : link_bytes_) {
+      result.link_loads.push_back({key.first, key.second, bytes / n});
+    }
+    return result;
+  }
+
+  const ReplaySetup& s_;
+  int ranks_;
+  wl::IterationGraph graph_;
+  std::string algorithm_;
+  bool kvstore_;
+  int compute_ranks_ = 1;
+  int nodes_ = 1;
+  std::vector<double> tensor_bytes_;
+  std::vector<int> reducer_;
+  std::vector<compute::LayerTimes> layer_times_;
+  std::vector<double> update_s_;
+  double channel_bandwidth_ = 0;
+
+  SimgridPlatform platform_;
+  std::vector<sg4::Host*> hosts_;
+  std::map<std::pair<int, int>, PairRoute> routes_;
+  std::map<std::pair<int, bool>, double> link_bytes_;
+  DagExecutor dag_;
+  std::vector<IterationNodes> iterations_;
+
+  std::vector<NodeId> fusion_latches_;
+  std::vector<int> fusion_tensor_;
+  std::vector<int> fusion_queue_;
+  NodeId last_fused_ = -1;
+  int launched_ = 0;
+};
+
+}  // namespace
+
+bool is_kvstore_method(const std::string& comm) { return comm == "p2p" || comm == "nccl_reduce_bcast"; }
+
+std::vector<std::string> comm_method_names() {
+  std::vector<std::string> names;
+  for (const std::string& name : coll::algorithm_names()) names.push_back(name == "nccl_ring" ? "nccl" : name);
+  return names;
+}
+
+std::string algorithm_of(const std::string& comm) {
+  const std::vector<std::string> names = comm_method_names();
+  if (std::find(names.begin(), names.end(), comm) == names.end()) {
+    throw ConfigError({}, unknown_name_message("comm method", comm, names));
+  }
+  return comm == "nccl" ? "nccl_ring" : comm;
+}
+
+ReplayResult replay_iterations(const ReplaySetup& setup) {
+  if (setup.gpus.empty() || setup.iterations < 1) throw std::logic_error("replay: no GPUs or iterations");
+  return Replay(setup).run();
+}
+
+}  // namespace gpuscale::sim

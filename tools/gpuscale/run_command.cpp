@@ -1,0 +1,154 @@
+#include "tools/gpuscale/run_command.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "sim/replay/experiment.hpp"
+#include "sim/replay/replay.hpp"
+#include "topologies/src/topology_config.hpp"
+
+namespace gpuscale::cli {
+namespace {
+
+struct RunOptions {
+  sim::Experiment experiment;
+  std::string scaling = "strong";
+  std::string format = "table";
+};
+
+nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const sim::ResultRow& r : rows) {
+    nlohmann::ordered_json links = nlohmann::ordered_json::object();
+    for (const auto& [kind, u] : r.link_utilisation) links[kind] = {{"max", u.max}, {"mean", u.mean}};
+    results.push_back({{"topology", r.topology},
+                       {"workload", r.workload},
+                       {"comm", r.comm},
+                       {"gpus", r.gpus},
+                       {"batch", r.batch},
+                       {"scaling", r.scaling},
+                       {"iteration_s", r.iteration_s},
+                       {"epoch_s", r.epoch_s},
+                       {"speedup", r.speedup},
+                       {"throughput_img_s", r.throughput_img_s},
+                       {"fpbp_s", r.fpbp_s},
+                       {"wu_s", r.wu_s},
+                       {"exposed_comm_s", r.exposed_comm_s},
+                       {"memory_gb", {{"gpu0", r.memory_gpu0_gb}, {"max_other", r.memory_max_other_gb}}},
+                       {"link_utilisation", links},
+                       {"simulated_activities", r.activities}});
+  }
+  return {{"results", results}};
+}
+
+std::string results_csv(const std::vector<sim::ResultRow>& rows) {
+  std::string out =
+      "topology,workload,comm,gpus,batch,scaling,iteration_s,epoch_s,speedup,throughput_img_s,"
+      "fpbp_s,wu_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb\n";
+  for (const sim::ResultRow& r : rows) {
+    out += fmt::format("{},{},{},{},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.4g},{:.4g}\n",
+                       r.topology, r.workload, r.comm, r.gpus, r.batch, r.scaling, r.iteration_s,
+                       r.epoch_s, r.speedup, r.throughput_img_s, r.fpbp_s, r.wu_s,
+                       r.exposed_comm_s, r.memory_gpu0_gb, r.memory_max_other_gb);
+  }
+  return out;
+}
+
+std::string results_table(const std::vector<sim::ResultRow>& rows) {
+  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>8} {:>8}\n",
+                                "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
+                                "speedup", "img/s", "FP+BP ms", "WU ms", "GPU0 GB", "other GB");
+  std::string previous;
+  for (const sim::ResultRow& r : rows) {
+    const std::string group = r.topology + r.workload + r.comm;
+    if (!previous.empty() && group != previous) out += "\n";
+    previous = group;
+    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8}\n",
+                       r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
+                       r.speedup, r.throughput_img_s, r.fpbp_s * 1e3, r.wu_s * 1e3,
+                       r.memory_gpu0_gb,
+                       r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-");
+  }
+  return out;
+}
+
+void run(RunOptions& o) {
+  o.experiment.scaling = o.scaling == "weak" ? sim::Scaling::Weak : sim::Scaling::Strong;
+  const bool chatty = o.experiment.workloads.size() * o.experiment.comms.size() *
+                          o.experiment.batches.size() * o.experiment.gpus.size() > 1;
+  const auto rows = sim::run_experiment(o.experiment, [&](int done, int total, const sim::ResultRow& r) {
+    if (chatty) {
+      std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done,
+                               total, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
+    }
+  });
+  // Rendered whole before printing: an error never leaves half an output behind.
+  std::string out;
+  if (o.format == "json") {
+    out = results_json(rows).dump(2) + "\n";
+  } else if (o.format == "csv") {
+    out = results_csv(rows);
+  } else {
+    out = fmt::format("{} (strong = fixed {} images per epoch; speedup against the same method "
+                      "on 1 GPU)\n\n",
+                      rows.empty() ? "" : rows[0].topology,
+                      o.experiment.images > 0 ? std::to_string(o.experiment.images) : "dataset");
+    out += results_table(rows);
+  }
+  std::cout << out;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  sim::Experiment& e = o->experiment;
+  auto* cmd = app.add_subcommand("run", "Simulate data-parallel training: time per iteration and "
+                                        "epoch, speedup, FP+BP/WU, memory");
+  cmd->add_option("--topology", e.topology, "A shipped machine or a .yaml file")->capture_default_str();
+  cmd->add_option("--workload", e.workloads, "Models, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--gpus", e.gpus, "GPU counts, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  cmd->add_option("--batch", e.batches, "Samples per GPU per iteration, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--comm", e.comms, "Gradient exchange methods, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember(sim::comm_method_names()))
+      ->capture_default_str();
+  cmd->add_option("--routing", e.routing, "Route GPU pairs without NVLink this way")
+      ->check(CLI::IsMember(topo::routing_mode_names()));
+  cmd->add_option("--scaling", o->scaling, "strong: fixed images per epoch; weak: images x GPUs")
+      ->check(CLI::IsMember({"strong", "weak"}))
+      ->capture_default_str();
+  cmd->add_option("--images", e.images, "Images per epoch (default: the dataset's)")
+      ->check(CLI::Range(1L, 1L << 40));
+  cmd->add_option("--fusion-mb", e.fusion_mb, "Horovod fusion buffer for allreduce methods, MB "
+                                              "(0: no fusion)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--protocol", e.protocol, "NCCL protocol")
+      ->check(CLI::IsMember({"auto", "ll", "ll128", "simple", "ideal"}))
+      ->capture_default_str();
+  cmd->add_option("--profile", e.profile, "Measured per-layer times (docs/compute-model.md)");
+  cmd->add_option("--iterations", e.iterations, "Iterations simulated (the first warms up)")
+      ->check(CLI::Range(2, 100))
+      ->capture_default_str();
+  cmd->add_option("--set", e.topology_overrides, "Override a value of the machine: KEY.PATH=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace gpuscale::cli
