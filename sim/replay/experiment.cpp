@@ -40,25 +40,15 @@ int gpus_per_node(const topo::Topology& t) {
 topo::Topology machine_for(const Experiment& e, int gpus) {
   topo::TopologyConfig config = topo::load_topology_config(e.topology, e.topology_overrides);
   if (config.cluster) {
-    const topo::Topology one_node = topo::Topology::build(topo::load_topology_config(
-        e.topology, [&] {
-          auto o = e.topology_overrides;
-          o.push_back("cluster.nodes=1");
-          return o;
-        }()));
-    const int per_node = gpus_per_node(one_node);
-    const int nodes = (gpus + per_node - 1) / per_node;
+    // A cluster's config holds its node template: its GPUs are one node's.
+    const long per_node = std::max<long>(
+        1, std::count_if(config.devices.begin(), config.devices.end(),
+                         [](const topo::DeviceConfig& d) { return d.kind == topo::DeviceKind::Gpu; }));
     auto overrides = e.topology_overrides;
-    overrides.push_back(fmt::format("cluster.nodes={}", nodes));
+    overrides.push_back(fmt::format("cluster.nodes={}", (gpus + per_node - 1) / per_node));
     config = topo::load_topology_config(e.topology, overrides);
   }
   return topo::Topology::build(config);
-}
-
-wl::ExchangeLayout exchange_of(const std::string& comm) {
-  if (comm == "p2p") return wl::ExchangeLayout::KvstoreDevice;
-  if (comm == "nccl_reduce_bcast") return wl::ExchangeLayout::KvstoreNccl;
-  return wl::ExchangeLayout::Allreduce;
 }
 
 // One configuration, in the child process: returns its row as JSON.
@@ -81,14 +71,13 @@ std::string simulate(const Experiment& e, const Config& c) {
   setup.router = &router;
   const int nodes = std::max(1, c.gpus / per_node);
   const int used_per_node = std::min(c.gpus, per_node);
+  std::map<int, int> taken;  // GPUs chosen on each node
   for (int g : t.gpus()) {
-    const topo::Device& d = t.devices()[g];
-    if (d.node >= nodes) continue;
-    int local = 0;
-    for (int h : setup.gpus) local += t.devices()[h].node == d.node ? 1 : 0;
-    if (local >= used_per_node) continue;
+    const int node = t.devices()[g].node;
+    if (node >= nodes || taken[node] >= used_per_node) continue;
+    ++taken[node];
     setup.gpus.push_back(g);
-    setup.node_of_rank.push_back(d.node);
+    setup.node_of_rank.push_back(node);
   }
   std::map<int, int> rank_of;
   for (size_t r = 0; r < setup.gpus.size(); ++r) rank_of[setup.gpus[r]] = static_cast<int>(r);
@@ -129,7 +118,7 @@ std::string simulate(const Experiment& e, const Config& c) {
   wl::MemoryOptions memory;
   memory.batch = c.batch;
   memory.gpus = c.gpus;
-  memory.exchange = exchange_of(c.comm);
+  memory.exchange = wl::exchange_layout_of(c.comm);
   memory.fusion_buffer_bytes = is_kvstore_method(c.comm) ? 0 : setup.fusion_bytes;
   const auto parts = wl::estimate_memory(w, costs, wl::load_framework("mxnet"), memory);
   double max_other = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -11,20 +12,14 @@
 #include "sim/core/config_reader.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 #include "sim/replay/dag_executor.hpp"
+#include "sim/replay/schedule_nodes.hpp"
+#include "workloads/src/memory_model.hpp"
 
 namespace gpuscale::sim {
 namespace sg4 = simgrid::s4u;
 namespace {
 
 using NodeId = DagExecutor::NodeId;
-
-// How a GPU pair's copies travel: the hosts of each store-and-forward leg, the route's latency,
-// and the links it loads.
-struct PairRoute {
-  std::vector<std::pair<sg4::Host*, sg4::Host*>> legs;
-  double latency_s = 0;
-  std::vector<topo::Hop> hops;
-};
 
 // What one iteration's nodes are, for the measurements.
 struct IterationNodes {
@@ -52,6 +47,8 @@ class Replay {
     const auto engine = make_engine();
     platform_ = SimgridPlatform::build(*s_.topology, legs_needed());
     for (int g : s_.gpus) hosts_.push_back(platform_.host(g));
+    compiler_.emplace(*s_.topology, *s_.router, platform_, s_.gpus,
+                      [this](double bytes) { return s_.compute->reduction_time(bytes).value; });
     compile();
     sg4::Actor::create("replay", hosts_[0], [this] { dag_.run(); });
     engine->run();
@@ -59,36 +56,15 @@ class Replay {
   }
 
  private:
-  // --- Routes ------------------------------------------------------------------------------
-  const PairRoute& route(int a, int b) {
-    auto [it, fresh] = routes_.try_emplace({a, b});
-    if (fresh) {
-      const topo::Route r = s_.router->route(s_.gpus[static_cast<size_t>(a)], s_.gpus[static_cast<size_t>(b)]);
-      for (const topo::Leg& leg : r.legs) {
-        it->second.legs.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));
-        it->second.latency_s += leg.latency(*s_.topology).value;
-        it->second.hops.insert(it->second.hops.end(), leg.hops.begin(), leg.hops.end());
-      }
-    }
-    return it->second;
-  }
-
-  // The rank pairs any schedule of this run uses (schedules' pairs do not depend on the size).
+  // The legs of every rank pair any schedule of this run uses (schedules' pairs do not depend
+  // on the size).
   std::vector<topo::Leg> legs_needed() {
-    std::set<std::pair<int, int>> pairs;
-    auto collect = [&](const coll::Schedule& schedule) {
-      for (const coll::Op& op : schedule.ops) {
-        if (op.kind == coll::Op::Kind::Transfer) pairs.insert({op.src, op.dst});
-      }
-    };
-    if (ranks_ > 1) {
-      std::set<int> roots(reducer_.begin(), reducer_.end());
-      if (algorithm_ != "p2p") roots = {0};
-      for (int root : roots) collect(schedule_for(1e6, root));
-    }
     std::vector<topo::Leg> legs;
-    for (const auto& [a, b] : pairs) {
-      for (topo::Leg& leg : s_.router->route(s_.gpus[static_cast<size_t>(a)], s_.gpus[static_cast<size_t>(b)]).legs) {
+    if (ranks_ < 2) return legs;
+    std::set<int> roots(reducer_.begin(), reducer_.end());
+    if (algorithm_ != "p2p") roots = {0};
+    for (int root : roots) {
+      for (topo::Leg& leg : schedule_legs(schedule_for(1e6, root), *s_.router, s_.gpus)) {
         legs.push_back(std::move(leg));
       }
     }
@@ -133,38 +109,8 @@ class Replay {
 
   NodeId join(const std::vector<NodeId>& deps) { return dag_.add({}, deps); }
 
-  // Appends a schedule's ops after `start`; returns the node that ends when all of them have.
   NodeId append_schedule(const coll::Schedule& schedule, NodeId start) {
-    std::vector<NodeId> ids;
-    ids.reserve(schedule.ops.size());
-    for (const coll::Op& op : schedule.ops) {
-      std::vector<NodeId> deps;
-      for (int d : op.deps) deps.push_back(ids[static_cast<size_t>(d)]);
-      if (deps.empty()) deps.push_back(start);
-      DagExecutor::Spec spec;
-      switch (op.kind) {
-        case coll::Op::Kind::Transfer: {
-          const PairRoute& r = route(op.src, op.dst);
-          spec.kind = DagExecutor::Kind::Transfer;
-          spec.legs = r.legs;
-          spec.bytes = op.bytes;
-          spec.post_delay = (op.latency_steps - 1) * r.latency_s;
-          for (const topo::Hop& hop : r.hops) link_bytes_[{hop.link, hop.forward}] += op.bytes;
-          break;
-        }
-        case coll::Op::Kind::Reduce:
-          spec.kind = DagExecutor::Kind::Compute;
-          spec.host = hosts_[static_cast<size_t>(op.src)];
-          spec.seconds = s_.compute->reduction_time(op.bytes).value;
-          break;
-        case coll::Op::Kind::Delay:
-          spec.seconds = op.seconds;
-          break;
-      }
-      ids.push_back(dag_.add(std::move(spec), deps));
-    }
-    if (ids.empty()) return start;
-    return join(ids);
+    return compiler_->append(dag_, schedule, start);
   }
 
   void compile() {
@@ -259,13 +205,15 @@ class Replay {
   void on_tick() {
     std::vector<int> ready;
     ready.swap(fusion_queue_);
+    auto bytes_of = [this](int index) {
+      return tensor_bytes_[static_cast<size_t>(fusion_tensor_[static_cast<size_t>(index)])];
+    };
     size_t i = 0;
     while (i < ready.size()) {
       double bytes = 0;
       std::vector<int> buffer;
-      while (i < ready.size() && (buffer.empty() ||
-                                  bytes + tensor_bytes_[static_cast<size_t>(fusion_tensor_[static_cast<size_t>(ready[i])])] <= s_.fusion_bytes)) {
-        bytes += tensor_bytes_[static_cast<size_t>(fusion_tensor_[static_cast<size_t>(ready[i])])];
+      while (i < ready.size() && (buffer.empty() || bytes + bytes_of(ready[i]) <= s_.fusion_bytes)) {
+        bytes += bytes_of(ready[i]);
         buffer.push_back(ready[i++]);
       }
       // Horovod runs the fused allreduces one after another.
@@ -304,7 +252,7 @@ class Replay {
     result.exposed_comm_s = std::max(0.0, result.iteration_s - result.compute_s);
     result.activities = dag_.activities_started();
     result.simulated_compute_gpus = compute_ranks_;
-    for (const auto& [key, bytes] : link_bytes_) {
+    for (const auto& [key, bytes] : compiler_->link_bytes()) {
       result.link_loads.push_back({key.first, key.second, bytes / n});
     }
     return result;
@@ -325,8 +273,7 @@ class Replay {
 
   SimgridPlatform platform_;
   std::vector<sg4::Host*> hosts_;
-  std::map<std::pair<int, int>, PairRoute> routes_;
-  std::map<std::pair<int, bool>, double> link_bytes_;
+  std::optional<ScheduleCompiler> compiler_;  // once the platform exists
   DagExecutor dag_;
   std::vector<IterationNodes> iterations_;
 
@@ -339,7 +286,9 @@ class Replay {
 
 }  // namespace
 
-bool is_kvstore_method(const std::string& comm) { return comm == "p2p" || comm == "nccl_reduce_bcast"; }
+bool is_kvstore_method(const std::string& comm) {
+  return wl::exchange_layout_of(comm) != wl::ExchangeLayout::Allreduce;
+}
 
 std::vector<std::string> comm_method_names() {
   std::vector<std::string> names;

@@ -25,12 +25,6 @@ struct ShowOptions {
   std::vector<std::string> overrides;
 };
 
-wl::ExchangeLayout exchange_of(const std::string& comm) {
-  if (comm == "p2p") return wl::ExchangeLayout::KvstoreDevice;
-  if (comm == "nccl_reduce_bcast") return wl::ExchangeLayout::KvstoreNccl;
-  return wl::ExchangeLayout::Allreduce;
-}
-
 void list_workloads() {
   std::string out = fmt::format("{:<14} {:>9} {:>9} {:>12}  {}\n", "name", "params", "GMAC/img",
                                 "input", "description");
@@ -57,7 +51,7 @@ void show_workload(const ShowOptions& o) {
   wl::MemoryOptions memory;
   memory.batch = o.batch;
   memory.gpus = o.gpus;
-  memory.exchange = exchange_of(o.comm);
+  memory.exchange = wl::exchange_layout_of(o.comm);
   const wl::WorkloadView view{w, costs, dataset, framework, memory, capacity};
   // Rendered whole before printing: an error never leaves half an output behind.
   const std::string out =

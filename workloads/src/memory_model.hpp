@@ -7,6 +7,7 @@
 // memory usage for huge ndarray"); the study saw GPU0 use up to 41% more.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "workloads/src/framework.hpp"
@@ -22,6 +23,10 @@ enum class ExchangeLayout {
   KvstoreNccl,    // MXNet kvstore=nccl: reduce to GPU0, broadcast; GPU0 keeps the merged keys
   Allreduce       // NCCL/MPI allreduce in place; a fusion buffer per GPU if fusing
 };
+
+// The layout of a gradient-exchange method by its name (`--comm`): p2p and nccl_reduce_bcast are
+// MXNet's kvstores; every other method allreduces.
+ExchangeLayout exchange_layout_of(const std::string& comm);
 
 struct MemoryOptions {
   int batch = 1;  // per GPU
