@@ -21,8 +21,7 @@ CollectiveRun run_schedule(const topo::Topology& topology, const topo::Router& r
   });
   DagExecutor dag;
   compiler.append(dag, schedule, -1);
-  sg4::Actor::create("collective", platform.host(gpus[0]), [&dag] { dag.run(); });
-  engine->run();
+  dag.run();
   return {sg4::Engine::get_clock(), dag.activities_started()};
 }
 

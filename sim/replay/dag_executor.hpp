@@ -1,17 +1,21 @@
-// A dependency graph of simulated activities, each started just in time by one controller actor
-// (../shared/simgrid-notes.md: creating every Comm up front costs 50x more; one controller with
-// asynchronous activities is the fastest pattern measured).
+// A dependency graph of simulated activities, each started just in time, from SimGrid's
+// completion callbacks rather than from an actor.
+//
+// Why no actor: SimGrid 3.32 keeps an actor's running activities in one list and scans it each
+// time one completes, so a controller actor with thousands of concurrent flows (a 512-GPU tree
+// allreduce has 2,044) is quadratic; activities started by the engine itself are in no such list.
+// Creating the whole graph up front is worse still (../shared/simgrid-notes.md: 50x).
 //
 // A node is a GPU kernel (an Exec of `seconds` alone on its host; concurrent kernels on one GPU
 // share it), a transfer (one Comm per store-and-forward leg, in order, then `post_delay` of
-// pipeline latency), or a delay (a timer on no resource; a zero delay is a join). Nodes may be
-// added while the graph runs, from a node's completion hook.
+// pipeline latency), or a delay (a kernel timer on no resource; a zero delay is a join). Nodes may
+// be added while the graph runs, from a node's completion hook.
 #pragma once
 
 #include <simgrid/s4u.hpp>
 
+#include <deque>
 #include <functional>
-#include <queue>
 #include <utility>
 #include <vector>
 
@@ -31,51 +35,67 @@ class DagExecutor {
     double post_delay = 0;               // Transfer: extra latency after the last leg
   };
 
+  // When one leg of a transfer ran, for timelines.
+  struct LegTiming {
+    NodeId node;
+    size_t leg;
+    double start, end;
+  };
+
   NodeId add(Spec spec, const std::vector<NodeId>& deps);
   // A join that completes when released: for dependencies known only while the graph runs.
   NodeId add_latch();
   void release(NodeId latch);
   // Runs `hook(now)` when `node` completes (immediately if it already has).
   void on_done(NodeId node, std::function<void(double)> hook);
+  // Records every leg's start and end into leg_timings() (off by default: it costs memory).
+  void record_legs() { record_legs_ = true; }
 
-  // Runs until no node is running or waiting on a timer. Call from inside an actor.
+  // Runs the engine until nothing is left to do. Call outside any actor, once the platform is
+  // built; one executor runs at a time.
   void run();
 
-  double start_time(NodeId node) const { return nodes_[static_cast<size_t>(node)].start; }
-  double end_time(NodeId node) const { return nodes_[static_cast<size_t>(node)].end; }
-  bool done(NodeId node) const { return nodes_[static_cast<size_t>(node)].done; }
-  const Spec& spec(NodeId node) const { return nodes_[static_cast<size_t>(node)].spec; }
+  double start_time(NodeId node) const { return node_(node).start; }
+  double end_time(NodeId node) const { return node_(node).end; }
+  bool done(NodeId node) const { return node_(node).done; }
+  const Spec& spec(NodeId node) const { return node_(node).spec; }
   size_t size() const { return nodes_.size(); }
   long activities_started() const { return activities_started_; }
+  const std::vector<LegTiming>& leg_timings() const { return leg_timings_; }
 
  private:
   struct Node {
+    NodeId id;
     Spec spec;
     int pending = 0;
     std::vector<NodeId> successors;
     std::vector<std::function<void(double)>> hooks;
     size_t next_leg = 0;
     double start = -1;
+    double leg_start = -1;
     double end = -1;
     bool done = false;
-  };
-  struct Timer {
-    double time;
-    NodeId node;
-    bool operator>(const Timer& other) const {
-      return time != other.time ? time > other.time : node > other.node;
-    }
+    simgrid::s4u::ActivityPtr running;  // SimGrid needs a reference to every running activity
   };
 
+  Node& node_(NodeId id) { return nodes_[static_cast<size_t>(id)]; }
+  const Node& node_(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  void start_ready();
   void start(NodeId node, double now);
-  void start_leg(NodeId node);
+  void start_leg(Node& node, double now);
+  void set_timer(NodeId node, double date);
+  void activity_done(const simgrid::s4u::Activity& activity);
   void complete(NodeId node, double now);
+  static void dispatch_completion(const simgrid::s4u::Activity& activity);
 
-  std::vector<Node> nodes_;
+  std::deque<Node> nodes_;  // a deque: activities point at their node, so nodes never move
   std::vector<NodeId> ready_;
-  std::vector<simgrid::s4u::ActivityPtr> running_;
-  std::vector<NodeId> running_nodes_;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  // Activities that completed at the current instant: the engine may still touch them, so they
+  // are freed only once the clock moves on.
+  std::vector<simgrid::s4u::ActivityPtr> just_finished_;
+  double just_finished_at_ = -1;
+  std::vector<LegTiming> leg_timings_;
+  bool record_legs_ = false;
   long activities_started_ = 0;
 };
 

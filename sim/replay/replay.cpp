@@ -32,7 +32,7 @@ class Replay {
       : s_(s), ranks_(static_cast<int>(s.gpus.size())),
         graph_(wl::build_iteration_graph(*s.workload, *s.costs, ranks_)),
         algorithm_(algorithm_of(s.comm)), kvstore_(is_kvstore_method(s.comm)) {
-    compute_ranks_ = (!kvstore_ && ranks_ > kFullComputeUpToGpus) ? 1 : ranks_;
+    compute_ranks_ = ranks_ > kFullComputeUpToGpus ? 1 : ranks_;
     const double element = wl::bytes_per_element(s.workload->precision);
     for (const wl::ParamTensor& t : s.costs->tensors) tensor_bytes_.push_back(t.elements * element);
     reducer_ = wl::assign_reducers(tensor_bytes_, ranks_, s.reducers);
@@ -50,8 +50,7 @@ class Replay {
     compiler_.emplace(*s_.topology, *s_.router, platform_, s_.gpus,
                       [this](double bytes) { return s_.compute->reduction_time(bytes).value; });
     compile();
-    sg4::Actor::create("replay", hosts_[0], [this] { dag_.run(); });
-    engine->run();
+    dag_.run();
     return measure();
   }
 

@@ -15,11 +15,11 @@
 //    at most `fusion_bytes` (a larger tensor alone), and the buffers are allreduced one after
 //    another; fusion_bytes = 0 allreduces each tensor alone as soon as it is ready, one after
 //    another on one communication stream (no fusion cycle).
-// Symmetry: with an allreduce method and more than kFullComputeUpToGpus GPUs, every GPU's
-// compute stream is identical, so only rank 0's is simulated and a tensor is ready everywhere
-// when it is ready on rank 0 (the collectives still run over every GPU and link). This keeps a
-// 512-GPU iteration at O(layers + collective flows) activities.
-//
+// Symmetry: above kFullComputeUpToGpus GPUs every GPU's compute stream is taken to be rank 0's,
+// so only rank 0's is simulated and a tensor is ready everywhere when it is ready on rank 0 (the
+// collectives still run over every GPU and link). This keeps a 512-GPU iteration at O(layers +
+// collective flows) activities. It is exact for allreduce methods; for p2p it drops one effect,
+// the slowdown of the other reducer GPUs' kernels by the reductions they run.
 // Iterations are simulated back to back; the steady-state iteration time is the mean spacing of
 // the ends of iterations 2..N (the first warms the pipeline: it has no previous update to wait
 // for). Call replay_iterations in a process of its own: SimGrid allows one engine per process
