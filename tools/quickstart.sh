@@ -19,8 +19,6 @@ cmake --build build -j "$(nproc)" >> "$log" 2>&1 || { tail -50 "$log"; exit 1; }
 if [ "$what" = run ]; then
   # The DGX-1 study (brief §1): five CNNs, 1/2/4/8 V100s, MXNet's P2P (kvstore=device) against
   # its NCCL kvstore (reduce + broadcast), strong scaling over 256K ImageNet images.
-  exec build/gpuscale run --topology dgx1-v100 \
-    --workload lenet,alexnet,googlenet,inception-v3,resnet-50 --gpus 1,2,4,8 --batch 16 \
-    --comm p2p,nccl_reduce_bcast --images 256000
+  exec build/gpuscale run tools/experiments/dgx1-study.yaml
 fi
 cd build && exec ctest --output-on-failure -j "$(nproc)"

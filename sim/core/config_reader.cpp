@@ -109,6 +109,27 @@ bool read_bool(const ConfigNode& node, std::string_view what) {
   throw ConfigError(node.origin(), fmt::format("{} '{}' must be true or false", what, text));
 }
 
+std::string read_one_of(const ConfigNode& node, std::string_view what,
+                        const std::vector<std::string>& allowed) {
+  std::string value = read_string(node, what);
+  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+    throw ConfigError(node.origin(), unknown_name_message(what, value, allowed));
+  }
+  return value;
+}
+
+std::vector<const ConfigNode*> items_or_one(const ConfigNode& node, std::string_view what) {
+  std::vector<const ConfigNode*> items;
+  if (node.is_scalar()) {
+    items.push_back(&node);
+  } else if (node.is_sequence() && !node.items().empty()) {
+    for (const ConfigNode& item : node.items()) items.push_back(&item);
+  } else {
+    throw ConfigError(node.origin(), fmt::format("{} must be a value or a non-empty list", what));
+  }
+  return items;
+}
+
 std::optional<std::string> nearest_name(std::string_view key,
                                         const std::vector<std::string>& allowed) {
   std::optional<std::string> best;

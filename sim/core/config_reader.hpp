@@ -24,6 +24,14 @@ Seconds read_seconds(const ConfigNode& node, std::string_view what);           /
 Bytes read_bytes(const ConfigNode& node, std::string_view what);               // > 0
 bool read_bool(const ConfigNode& node, std::string_view what);
 
+// The value if it is one of `allowed`; else a ConfigError naming the nearest or all of them.
+std::string read_one_of(const ConfigNode& node, std::string_view what,
+                        const std::vector<std::string>& allowed);
+
+// A sequence's items, or a scalar as a list of one (`gpus: 8` or `gpus: [2, 4, 8]`). Throws for
+// a mapping or an empty list.
+std::vector<const ConfigNode*> items_or_one(const ConfigNode& node, std::string_view what);
+
 // The entry of `allowed` nearest to `key` by edit distance, if it is close enough to be a typo.
 std::optional<std::string> nearest_name(std::string_view key,
                                         const std::vector<std::string>& allowed);

@@ -1,113 +1,32 @@
 #include "sim/replay/experiment.hpp"
 
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <optional>
+#include <map>
+#include <tuple>
 
-#include "sim/compute/compute_model.hpp"
-#include "sim/core/error.hpp"
 #include "sim/replay/isolated.hpp"
 #include "sim/replay/replay.hpp"
-#include "topologies/src/rings.hpp"
-#include "topologies/src/topology_loader.hpp"
+#include "sim/replay/replay_inputs.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/memory_model.hpp"
-#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 namespace {
 
 using nlohmann::json;
 
-struct Config {
-  std::string workload;
-  std::string comm;
-  int batch;
-  int gpus;
-};
-
-int gpus_per_node(const topo::Topology& t) {
-  return static_cast<int>(std::count_if(t.gpus().begin(), t.gpus().end(),
-                                        [&](int g) { return t.devices()[g].node == 0; }));
-}
-
-// The machine sized for `gpus`: a cluster grows (or shrinks) to the nodes the job needs.
-topo::Topology machine_for(const Experiment& e, int gpus) {
-  topo::TopologyConfig config = topo::load_topology_config(e.topology, e.topology_overrides);
-  if (config.cluster) {
-    // A cluster's config holds its node template: its GPUs are one node's.
-    const long per_node = std::max<long>(
-        1, std::count_if(config.devices.begin(), config.devices.end(),
-                         [](const topo::DeviceConfig& d) { return d.kind == topo::DeviceKind::Gpu; }));
-    auto overrides = e.topology_overrides;
-    overrides.push_back(fmt::format("cluster.nodes={}", (gpus + per_node - 1) / per_node));
-    config = topo::load_topology_config(e.topology, overrides);
-  }
-  return topo::Topology::build(config);
-}
-
 // One configuration, in the child process: returns its row as JSON.
-std::string simulate(const Experiment& e, const Config& c) {
+std::string simulate(const Experiment& e, const Configuration& c) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const topo::Topology t = machine_for(e, c.gpus);
-  const int per_node = gpus_per_node(t);
-  if (c.gpus > static_cast<int>(t.gpus().size()) || (c.gpus > per_node && c.gpus % per_node != 0)) {
-    throw ConfigError(Origin{"--gpus", 0},
-                      fmt::format("{} GPUs do not fit '{}' ({} GPUs, {} per node): use at most {} "
-                                  "or whole nodes of a cluster", c.gpus, t.name(), t.gpus().size(),
-                                  per_node, t.gpus().size()));
-  }
-  topo::RoutingMode mode = t.default_routing();
-  if (!e.routing.empty()) mode = *topo::routing_mode_from_string(e.routing);
-  const topo::Router router(t, mode);
-
-  ReplaySetup setup;
-  setup.topology = &t;
-  setup.router = &router;
-  const int nodes = std::max(1, c.gpus / per_node);
-  const int used_per_node = std::min(c.gpus, per_node);
-  std::map<int, int> taken;  // GPUs chosen on each node
-  for (int g : t.gpus()) {
-    const int node = t.devices()[g].node;
-    if (node >= nodes || taken[node] >= used_per_node) continue;
-    ++taken[node];
-    setup.gpus.push_back(g);
-    setup.node_of_rank.push_back(node);
-  }
-  std::map<int, int> rank_of;
-  for (size_t r = 0; r < setup.gpus.size(); ++r) rank_of[setup.gpus[r]] = static_cast<int>(r);
-  for (const auto& ring : topo::find_rings(t, 32, used_per_node, nodes).rings) {
-    std::vector<int> ranks;
-    for (int device : ring) ranks.push_back(rank_of.at(device));
-    setup.rings.push_back(std::move(ranks));
-  }
-
-  const wl::Workload w = wl::load_workload(c.workload);
-  const wl::WorkloadCosts costs = wl::compute_costs(w);
-  const compute::GpuSpec gpu = compute::load_gpu_spec(t.devices()[setup.gpus[0]].model);
-  const compute::AnalyticParams params =
-      compute::load_analytic_params(compute::shipped_analytic_params_path());
-  std::unique_ptr<compute::ComputeTimeModel> model;
-  if (e.profile.empty()) {
-    model = compute::make_analytic_model(w, costs, gpu, params);
-  } else {
-    model = compute::make_profile_model(w, costs, compute::load_profile(e.profile), gpu, params);
-  }
-  setup.workload = &w;
-  setup.costs = &costs;
-  setup.compute = model.get();
-  setup.batch = c.batch;
-  setup.comm = c.comm;
-  setup.fusion_bytes = e.fusion_mb * 1e6;
-  setup.fusion_cycle_s = e.fusion_cycle_ms * 1e-3;
-  setup.protocol = e.protocol;
-  setup.iterations = e.iterations;
-  const ReplayResult r = replay_iterations(setup);
+  const ReplayInputs inputs(e, c);
+  const topo::Topology& t = inputs.machine;
+  const wl::Workload& w = inputs.workload;
+  const wl::WorkloadCosts& costs = inputs.costs;
+  const ReplayResult r = replay_iterations(inputs.setup);
 
   const wl::Dataset dataset = wl::load_dataset(w.dataset);
   const long images = (e.images > 0 ? e.images : dataset.samples) *
@@ -119,7 +38,7 @@ std::string simulate(const Experiment& e, const Config& c) {
   memory.batch = c.batch;
   memory.gpus = c.gpus;
   memory.exchange = wl::exchange_layout_of(c.comm);
-  memory.fusion_buffer_bytes = is_kvstore_method(c.comm) ? 0 : setup.fusion_bytes;
+  memory.fusion_buffer_bytes = is_kvstore_method(c.comm) ? 0 : inputs.setup.fusion_bytes;
   const auto parts = wl::estimate_memory(w, costs, wl::load_framework("mxnet"), memory);
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
@@ -137,6 +56,10 @@ std::string simulate(const Experiment& e, const Config& c) {
     links[kind] = {{"max", *std::max_element(values.begin(), values.end())},
                    {"mean", sum / static_cast<double>(values.size())}};
   }
+  json timeline = json::array();
+  for (const TimelineEvent& event : r.timeline) {
+    timeline.push_back({event.track, event.name, event.start_s, event.end_s});
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return json{{"topology", t.name()},
               {"iteration_s", r.iteration_s},
@@ -149,11 +72,12 @@ std::string simulate(const Experiment& e, const Config& c) {
               {"memory_max_other_gb", max_other / 1e9},
               {"link_utilisation", links},
               {"activities", r.activities},
-              {"wall_s", wall}}
+              {"wall_s", wall},
+              {"timeline", timeline}}
       .dump();
 }
 
-ResultRow row_of(const Experiment& e, const Config& c, const std::string& text) {
+ResultRow row_of(const Experiment& e, const Configuration& c, const std::string& text) {
   const json j = json::parse(text);
   ResultRow row;
   row.topology = j["topology"];
@@ -175,6 +99,9 @@ ResultRow row_of(const Experiment& e, const Config& c, const std::string& text) 
   }
   row.activities = j["activities"];
   row.wall_s = j["wall_s"];
+  for (const auto& event : j["timeline"]) {
+    row.timeline.events.push_back({event[0], event[1], event[2], event[3]});
+  }
   return row;
 }
 
@@ -183,7 +110,7 @@ ResultRow row_of(const Experiment& e, const Config& c, const std::string& text) 
 std::vector<ResultRow> run_experiment(const Experiment& e,
                                       const std::function<void(int, int, const ResultRow&)>& progress) {
   for (const std::string& comm : e.comms) algorithm_of(comm);  // unknown names fail first
-  std::vector<Config> configs;
+  std::vector<Configuration> configs;
   for (const auto& workload : e.workloads) {
     for (const auto& comm : e.comms) {
       for (int batch : e.batches) {
@@ -194,7 +121,7 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
   std::vector<ResultRow> rows;
   std::map<std::tuple<std::string, std::string, int>, double> one_gpu_epoch;
   const int total = static_cast<int>(configs.size());
-  for (const Config& c : configs) {
+  for (const Configuration& c : configs) {
     ResultRow row = row_of(e, c, run_isolated([&] { return simulate(e, c); }));
     if (c.gpus == 1) one_gpu_epoch[{c.workload, c.comm, c.batch}] = row.epoch_s;
     rows.push_back(std::move(row));
@@ -204,7 +131,7 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
   for (ResultRow& row : rows) {
     const auto key = std::make_tuple(row.workload, row.comm, row.batch);
     if (!one_gpu_epoch.contains(key)) {
-      const Config one{row.workload, row.comm, row.batch, 1};
+      const Configuration one{row.workload, row.comm, row.batch, 1};
       one_gpu_epoch[key] = row_of(e, one, run_isolated([&] { return simulate(e, one); })).epoch_s;
     }
     const double base = one_gpu_epoch[key];

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/replay/timeline.hpp"
+
 namespace gpuscale::sim {
 
 enum class Scaling { Strong, Weak };
@@ -33,6 +35,7 @@ struct Experiment {
   std::string protocol = "auto";
   std::string profile;                          // measured profile file; empty: analytic model
   int iterations = 3;
+  bool record_timeline = false;                 // fill ResultRow::timeline (--trace)
 };
 
 struct LinkUtilisation {
@@ -50,6 +53,7 @@ struct ResultRow {
   std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind
   long activities = 0;
   double wall_s = 0;  // host time the simulation took
+  Timeline timeline;  // when the experiment records one
 };
 
 // Runs every configuration; `progress(done, total, row)` after each (for stderr).

@@ -7,11 +7,13 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 #include "sim/replay/dag_executor.hpp"
+#include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/schedule_nodes.hpp"
 #include "workloads/src/memory_model.hpp"
 
@@ -31,8 +33,10 @@ class Replay {
   explicit Replay(const ReplaySetup& s)
       : s_(s), ranks_(static_cast<int>(s.gpus.size())),
         graph_(wl::build_iteration_graph(*s.workload, *s.costs, ranks_)),
-        algorithm_(algorithm_of(s.comm)), kvstore_(is_kvstore_method(s.comm)) {
+        algorithm_(algorithm_of(s.comm)), kvstore_(is_kvstore_method(s.comm)),
+        protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol) {
     compute_ranks_ = ranks_ > kFullComputeUpToGpus ? 1 : ranks_;
+    if (s.record_timeline) dag_.record_legs();
     const double element = wl::bytes_per_element(s.workload->precision);
     for (const wl::ParamTensor& t : s.costs->tensors) tensor_bytes_.push_back(t.elements * element);
     reducer_ = wl::assign_reducers(tensor_bytes_, ranks_, s.reducers);
@@ -40,7 +44,6 @@ class Replay {
       layer_times_.push_back(l == 0 ? compute::LayerTimes{} : s.compute->layer_times(static_cast<int>(l), s.batch));
     }
     for (const wl::ParamTensor& t : s.costs->tensors) update_s_.push_back(s.compute->update_time(t.elements).value);
-    nodes_ = s.node_of_rank.empty() ? 1 : *std::max_element(s.node_of_rank.begin(), s.node_of_rank.end()) + 1;
   }
 
   ReplayResult run() {
@@ -49,9 +52,12 @@ class Replay {
     for (int g : s_.gpus) hosts_.push_back(platform_.host(g));
     compiler_.emplace(*s_.topology, *s_.router, platform_, s_.gpus,
                       [this](double bytes) { return s_.compute->reduction_time(bytes).value; });
+    if (s_.record_timeline) compiler_->record_ops();
     compile();
     dag_.run();
-    return measure();
+    ReplayResult result = measure();
+    if (s_.record_timeline) result.timeline = timeline();
+    return result;
   }
 
  private:
@@ -77,33 +83,25 @@ class Replay {
     request.root = root;
     request.rings = s_.rings;
     request.node_of_rank = s_.node_of_rank;
-    request.protocol = protocol_for(bytes);
+    request.protocol = protocol_.for_bytes(bytes);
     return coll::build_schedule(algorithm_, request);
   }
 
-  coll::Protocol protocol_for(double bytes) {
-    if (s_.protocol != "auto") return coll::protocol_by_name(s_.protocol);
-    if (channel_bandwidth_ <= 0) {
-      const std::vector<int> ring = s_.rings.empty() ? std::vector<int>{0, ranks_ > 1 ? 1 : 0} : s_.rings[0];
-      channel_bandwidth_ = 1e30;
-      for (size_t i = 0; i + 1 < ring.size(); ++i) {
-        const topo::Route r = s_.router->route(s_.gpus[static_cast<size_t>(ring[i])], s_.gpus[static_cast<size_t>(ring[i + 1])]);
-        for (const topo::Leg& leg : r.legs) {
-          channel_bandwidth_ = std::min(channel_bandwidth_, leg.bandwidth(*s_.topology).value);
-        }
-      }
-    }
-    const int channels = std::max<int>(1, static_cast<int>(s_.rings.size()));
-    return coll::choose_nccl_protocol(bytes, ranks_, nodes_, channels, channel_bandwidth_);
-  }
-
   // --- Compilation ---------------------------------------------------------------------------
-  NodeId compute_node(int rank, double seconds, const std::vector<NodeId>& deps) {
+  // `label` (a function: most runs record no timeline) names the kernel in the timeline.
+  template <class Label>
+  NodeId compute_node(int rank, double seconds, const std::vector<NodeId>& deps, Label label) {
     DagExecutor::Spec spec;
     spec.kind = DagExecutor::Kind::Compute;
     spec.host = hosts_[static_cast<size_t>(rank)];
     spec.seconds = seconds;
-    return dag_.add(std::move(spec), deps);
+    const NodeId id = dag_.add(std::move(spec), deps);
+    if (s_.record_timeline) kernels_.push_back({id, rank, label()});
+    return id;
+  }
+
+  std::string layer_name(const wl::Task& task) const {
+    return s_.workload->layers[static_cast<size_t>(task.layer)].name;
   }
 
   NodeId join(const std::vector<NodeId>& deps) { return dag_.add({}, deps); }
@@ -138,16 +136,18 @@ class Replay {
                   deps.push_back(prev_updates[static_cast<size_t>(r)][static_cast<size_t>(t)]);
                 }
               }
-              tail = compute_node(r, times.forward.value, deps);
+              tail = compute_node(r, times.forward.value, deps, [&] { return "fwd " + layer_name(task); });
               if (r == 0) it.forward.push_back(tail);
               break;
             case wl::TaskKind::BackwardWeights:
-              tail = compute_node(r, times.backward_weights.value, deps);
+              tail = compute_node(r, times.backward_weights.value, deps,
+                                  [&] { return "bwd-weights " + layer_name(task); });
               bw[static_cast<size_t>(r)][static_cast<size_t>(task.layer)] = tail;
               it.backward.push_back(tail);
               break;
             case wl::TaskKind::BackwardData:
-              tail = compute_node(r, times.backward_data.value, deps);
+              tail = compute_node(r, times.backward_data.value, deps,
+                                  [&] { return "bwd-data " + layer_name(task); });
               it.backward.push_back(tail);
               break;
             default:
@@ -173,7 +173,8 @@ class Replay {
           exchanged = fuse(static_cast<int>(t), exchanged);
         }
         for (int r = 0; r < compute_ranks_; ++r) {
-          updates[static_cast<size_t>(r)][t] = compute_node(r, update_s_[t], {exchanged});
+          updates[static_cast<size_t>(r)][t] = compute_node(
+              r, update_s_[t], {exchanged}, [&] { return "update " + s_.costs->tensors[t].name; });
           it.ends.push_back(updates[static_cast<size_t>(r)][t]);
         }
       }
@@ -257,24 +258,68 @@ class Replay {
     return result;
   }
 
+  // --- Timeline --------------------------------------------------------------------------------
+  std::string gpu_track(int rank) const {
+    return s_.topology->devices()[static_cast<size_t>(s_.gpus[static_cast<size_t>(rank)])].name + " kernels";
+  }
+
+  std::string link_track(const topo::Hop& hop) const {
+    const topo::Link& link = s_.topology->links()[static_cast<size_t>(hop.link)];
+    const int from = hop.forward ? link.a : link.b;
+    const auto& devices = s_.topology->devices();
+    return fmt::format("{} {}>{}", topo::to_string(link.kind), devices[static_cast<size_t>(from)].name,
+                       devices[static_cast<size_t>(link.other(from))].name);
+  }
+
+  // Kernels on their GPU's track, then each transfer leg on every link it crosses.
+  std::vector<TimelineEvent> timeline() {
+    std::vector<TimelineEvent> events;
+    for (const Kernel& k : kernels_) {
+      events.push_back({gpu_track(k.rank), k.name, dag_.start_time(k.node), dag_.end_time(k.node)});
+    }
+    const auto& ops = compiler_->appended_ops();
+    std::unordered_map<NodeId, size_t> op_of_node;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      op_of_node[ops[i].node] = i;
+      if (ops[i].kind == coll::Op::Kind::Reduce) {
+        events.push_back({gpu_track(ops[i].src), "reduce (" + ops[i].algorithm + ")",
+                          dag_.start_time(ops[i].node), dag_.end_time(ops[i].node)});
+      }
+    }
+    for (const DagExecutor::LegTiming& leg : dag_.leg_timings()) {
+      const auto& op = ops[op_of_node.at(leg.node)];
+      const std::string name = fmt::format("{} {:.3g} MB", op.algorithm, op.bytes / 1e6);
+      for (const topo::Hop& hop : compiler_->leg_hops(op.src, op.dst, leg.leg)) {
+        events.push_back({link_track(hop), name, leg.start, leg.end});
+      }
+    }
+    return events;
+  }
+
+  struct Kernel {
+    NodeId node;
+    int rank;
+    std::string name;
+  };
+
   const ReplaySetup& s_;
   int ranks_;
   wl::IterationGraph graph_;
   std::string algorithm_;
   bool kvstore_;
+  ProtocolChoice protocol_;
   int compute_ranks_ = 1;
-  int nodes_ = 1;
   std::vector<double> tensor_bytes_;
   std::vector<int> reducer_;
   std::vector<compute::LayerTimes> layer_times_;
   std::vector<double> update_s_;
-  double channel_bandwidth_ = 0;
 
   SimgridPlatform platform_;
   std::vector<sg4::Host*> hosts_;
   std::optional<ScheduleCompiler> compiler_;  // once the platform exists
   DagExecutor dag_;
   std::vector<IterationNodes> iterations_;
+  std::vector<Kernel> kernels_;  // when recording a timeline
 
   std::vector<NodeId> fusion_latches_;
   std::vector<int> fusion_tensor_;

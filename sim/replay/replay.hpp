@@ -31,6 +31,7 @@
 
 #include "sim/collectives/protocol.hpp"
 #include "sim/compute/compute_model.hpp"
+#include "sim/replay/timeline.hpp"
 #include "topologies/src/routing.hpp"
 #include "workloads/src/iteration_graph.hpp"
 #include "workloads/src/reducer_assignment.hpp"
@@ -55,6 +56,7 @@ struct ReplaySetup {
   double fusion_cycle_s = 5e-3;              // Horovod <= 0.20: 5 ms (brief §7)
   std::string protocol = "auto";             // NCCL protocol: auto, ll, ll128, simple, ideal
   int iterations = 3;
+  bool record_timeline = false;              // fill ReplayResult::timeline
 };
 
 // Whether `comm` exchanges per tensor like MXNet's kvstore (no fusion) or allreduces.
@@ -79,6 +81,7 @@ struct ReplayResult {
   long activities = 0;        // SimGrid activities started
   int simulated_compute_gpus = 0;
   std::vector<LinkLoad> link_loads;  // links that carried gradient bytes
+  std::vector<TimelineEvent> timeline;  // every kernel and link transfer, if asked for
 };
 
 // Simulates setup.iterations iterations. Creates the SimGrid engine: once per process.

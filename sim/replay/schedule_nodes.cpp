@@ -32,7 +32,7 @@ const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
     for (const topo::Leg& leg : r.legs) {
       it->second.legs.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));
       it->second.latency_s += leg.latency(topology_).value;
-      it->second.hops.insert(it->second.hops.end(), leg.hops.begin(), leg.hops.end());
+      it->second.leg_hops.push_back(leg.hops);
     }
   }
   return it->second;
@@ -54,7 +54,9 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
         spec.legs = r.legs;
         spec.bytes = op.bytes;
         spec.post_delay = (op.latency_steps - 1) * r.latency_s;
-        for (const topo::Hop& hop : r.hops) link_bytes_[{hop.link, hop.forward}] += op.bytes;
+        for (const auto& hops : r.leg_hops) {
+          for (const topo::Hop& hop : hops) link_bytes_[{hop.link, hop.forward}] += op.bytes;
+        }
         break;
       }
       case coll::Op::Kind::Reduce:
@@ -67,6 +69,9 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
         break;
     }
     ids.push_back(dag.add(std::move(spec), deps));
+    if (record_ops_ && op.kind != coll::Op::Kind::Delay) {
+      appended_ops_.push_back({ids.back(), op.kind, op.src, op.dst, op.bytes, schedule.algorithm});
+    }
   }
   if (ids.empty()) return start;
   return dag.add({}, ids);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -35,11 +36,24 @@ class ScheduleCompiler {
   // Bytes each link direction (link index, forward) has been given so far.
   const std::map<std::pair<int, bool>, double>& link_bytes() const { return link_bytes_; }
 
+  // A Transfer or Reduce node appended while recording, for timelines.
+  struct AppendedOp {
+    DagExecutor::NodeId node;
+    coll::Op::Kind kind;
+    int src, dst;  // ranks
+    double bytes;
+    std::string algorithm;
+  };
+  void record_ops() { record_ops_ = true; }
+  const std::vector<AppendedOp>& appended_ops() const { return appended_ops_; }
+  // The hops of leg `leg` of the route from rank `a` to rank `b`.
+  const std::vector<topo::Hop>& leg_hops(int a, int b, size_t leg) { return route(a, b).leg_hops[leg]; }
+
  private:
   struct PairRoute {
     std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> legs;
+    std::vector<std::vector<topo::Hop>> leg_hops;
     double latency_s = 0;
-    std::vector<topo::Hop> hops;
   };
   const PairRoute& route(int a, int b);
 
@@ -50,6 +64,8 @@ class ScheduleCompiler {
   std::function<double(double)> reduce_seconds_;
   std::map<std::pair<int, int>, PairRoute> routes_;
   std::map<std::pair<int, bool>, double> link_bytes_;
+  bool record_ops_ = false;
+  std::vector<AppendedOp> appended_ops_;
 };
 
 }  // namespace gpuscale::sim

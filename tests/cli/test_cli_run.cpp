@@ -4,6 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+
 #include "tests/support/test_support.hpp"
 
 namespace gpuscale {
@@ -39,6 +44,69 @@ TEST(CliRun, UnknownMethodOrTooManyGpusIsOneLineAndExitTwo) {
     EXPECT_TRUE(r.out.empty()) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+TEST(CliRun, ExperimentFileGivesWhatItsFlagsGiveAndFlagsOverrideIt) {
+  const std::string file = testing::write_temp_file("lenet-study.yaml",
+                                                    "topology: dgx1-v100\n"
+                                                    "workload: lenet\n"
+                                                    "gpus: [1, 4]\n"
+                                                    "batch: 16\n"
+                                                    "comm: [p2p, nccl_reduce_bcast]\n"
+                                                    "images: 256000\n");
+  const std::string flags = " --topology dgx1-v100 --workload lenet --batch 16 "
+                            "--comm p2p,nccl_reduce_bcast --images 256000 --format json";
+  const auto from_file = run_command(kGpuscale + " run " + file + " --format json");
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  EXPECT_EQ(from_file.out, run_command(kGpuscale + " run" + flags + " --gpus 1,4").out);
+  const auto overridden = run_command(kGpuscale + " run " + file + " --gpus 2 --format json");
+  ASSERT_EQ(overridden.status, 0) << overridden.err;
+  EXPECT_EQ(overridden.out, run_command(kGpuscale + " run" + flags + " --gpus 2").out);
+}
+
+TEST(CliRun, ExperimentFileErrorsNameTheFileAndLine) {
+  const std::string file = testing::write_temp_file("typo.yaml", "workload: lenet\ngpu: [1, 2]\n");
+  const auto r = run_command(kGpuscale + " run " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_THAT(r.err, ::testing::HasSubstr("typo.yaml:2"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr("gpus"));  // the hint
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(CliRun, TraceHasATrackPerGpuAndPerLinkAndKernelsThatDoNotOverlapInALane) {
+  const std::string trace = std::string(GPUSCALE_TEST_TMPDIR) + "/run-trace.json";
+  std::remove(trace.c_str());
+  const auto r = run_command(kGpuscale + " run --workload lenet --gpus 2 --batch 16 --comm p2p "
+                             "--trace " + trace);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  std::map<std::pair<int, int>, std::string> thread_names;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> spans;
+  for (const auto& e : j["traceEvents"]) {
+    const std::pair<int, int> thread{e["pid"].get<int>(), e.value("tid", -1)};
+    if (e["ph"] == "M" && e["name"] == "thread_name") thread_names[thread] = e["args"]["name"];
+    if (e["ph"] == "X") spans[thread].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
+  }
+  std::set<std::string> names;
+  for (const auto& [thread, name] : thread_names) names.insert(name);
+  EXPECT_TRUE(names.contains("gpu0 kernels")) << r.err;
+  EXPECT_TRUE(names.contains("gpu1 kernels"));
+  EXPECT_TRUE(names.contains("nvlink gpu1>gpu0") || names.contains("nvlink gpu0>gpu1"));
+  for (auto& [thread, list] : spans) {
+    std::sort(list.begin(), list.end());
+    for (size_t i = 1; i < list.size(); ++i) {
+      EXPECT_LE(list[i - 1].first + list[i - 1].second, list[i].first + 1e-6) << thread_names[thread];
+    }
+  }
+}
+
+TEST(CliRun, TraceToAMissingFolderFailsCleanly) {
+  const auto r = run_command(kGpuscale + " run --workload lenet --gpus 1 --trace /nonexistent/t.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "sim/core/error.hpp"
+#include "tools/gpuscale/collective_command.hpp"
 #include "tools/gpuscale/run_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
 #include "tools/gpuscale/workload_command.hpp"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_topo_commands(app);
   gpuscale::cli::add_workload_commands(app);
   gpuscale::cli::add_run_command(app);
+  gpuscale::cli::add_collective_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,10 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "sim/core/error.hpp"
 #include "sim/replay/experiment.hpp"
+#include "sim/replay/experiment_file.hpp"
+#include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/src/topology_config.hpp"
 
@@ -15,10 +20,72 @@ namespace gpuscale::cli {
 namespace {
 
 struct RunOptions {
-  sim::Experiment experiment;
+  std::string file;          // an experiment YAML; the flags given override its values
+  sim::Experiment flags;
   std::string scaling = "strong";
   std::string format = "table";
+  std::string trace;         // Chrome / Perfetto trace file
 };
+
+// The experiment file's settings (or the defaults), then every flag given on the command line.
+sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
+  sim::Experiment e = o.file.empty() ? sim::Experiment{} : sim::load_experiment_file(o.file);
+  const sim::Experiment& f = o.flags;
+  auto given = [&cmd](const char* flag) { return cmd.count(flag) > 0; };
+  if (given("--topology")) e.topology = f.topology;
+  if (given("--set")) {
+    e.topology_overrides.insert(e.topology_overrides.end(), f.topology_overrides.begin(),
+                                f.topology_overrides.end());
+  }
+  if (given("--workload")) e.workloads = f.workloads;
+  if (given("--gpus")) e.gpus = f.gpus;
+  if (given("--batch")) e.batches = f.batches;
+  if (given("--comm")) e.comms = f.comms;
+  if (given("--routing")) e.routing = f.routing;
+  if (given("--scaling")) {
+    e.scaling = o.scaling == "weak" ? sim::Scaling::Weak : sim::Scaling::Strong;
+  }
+  if (given("--images")) e.images = f.images;
+  if (given("--fusion-mb")) e.fusion_mb = f.fusion_mb;
+  if (given("--protocol")) e.protocol = f.protocol;
+  if (given("--profile")) e.profile = f.profile;
+  if (given("--iterations")) e.iterations = f.iterations;
+  e.record_timeline = !o.trace.empty();
+  return e;
+}
+
+void check_writable_folder(const std::string& path) {
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder)) {
+    throw ConfigError(Origin{"--trace", 0}, fmt::format("folder '{}' does not exist: create it or "
+                                                        "write the trace elsewhere", folder.string()));
+  }
+}
+
+// Writes `text` to `path` whole or not at all: into a temporary file renamed over `path`.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string partial = path + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+      std::filesystem::remove(partial);
+      throw ConfigError(Origin{"--trace", 0}, fmt::format("cannot write '{}': check the folder exists "
+                                                          "and is writable", path));
+    }
+  }
+  std::filesystem::rename(partial, path);
+}
+
+std::string trace_of(const std::vector<sim::ResultRow>& rows) {
+  std::vector<sim::Timeline> timelines;
+  for (const sim::ResultRow& r : rows) {
+    sim::Timeline t = r.timeline;
+    t.title = fmt::format("{} {} {} GPUs batch {}", r.workload, r.comm, r.gpus, r.batch);
+    timelines.push_back(std::move(t));
+  }
+  return sim::chrome_trace_json(timelines);
+}
 
 nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
@@ -76,11 +143,12 @@ std::string results_table(const std::vector<sim::ResultRow>& rows) {
   return out;
 }
 
-void run(RunOptions& o) {
-  o.experiment.scaling = o.scaling == "weak" ? sim::Scaling::Weak : sim::Scaling::Strong;
-  const bool chatty = o.experiment.workloads.size() * o.experiment.comms.size() *
-                          o.experiment.batches.size() * o.experiment.gpus.size() > 1;
-  const auto rows = sim::run_experiment(o.experiment, [&](int done, int total, const sim::ResultRow& r) {
+void run(const RunOptions& o, const CLI::App& cmd) {
+  const sim::Experiment experiment = experiment_of(o, cmd);
+  if (!o.trace.empty()) check_writable_folder(o.trace);  // before minutes of simulation
+  const bool chatty = experiment.workloads.size() * experiment.comms.size() *
+                          experiment.batches.size() * experiment.gpus.size() > 1;
+  const auto rows = sim::run_experiment(experiment, [&](int done, int total, const sim::ResultRow& r) {
     if (chatty) {
       std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done,
                                total, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
@@ -96,9 +164,10 @@ void run(RunOptions& o) {
     out = fmt::format("{} (strong = fixed {} images per epoch; speedup against the same method "
                       "on 1 GPU)\n\n",
                       rows.empty() ? "" : rows[0].topology,
-                      o.experiment.images > 0 ? std::to_string(o.experiment.images) : "dataset");
+                      experiment.images > 0 ? std::to_string(experiment.images) : "dataset");
     out += results_table(rows);
   }
+  if (!o.trace.empty()) write_file_atomically(o.trace, trace_of(rows));
   std::cout << out;
 }
 
@@ -106,9 +175,12 @@ void run(RunOptions& o) {
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  sim::Experiment& e = o->experiment;
+  sim::Experiment& e = o->flags;
   auto* cmd = app.add_subcommand("run", "Simulate data-parallel training: time per iteration and "
                                         "epoch, speedup, FP+BP/WU, memory");
+  cmd->add_option("experiment", o->file, "An experiment YAML (docs/experiments.md); flags given "
+                                         "override its values")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--topology", e.topology, "A shipped machine or a .yaml file")->capture_default_str();
   cmd->add_option("--workload", e.workloads, "Models, comma-separated")
       ->delimiter(',')
@@ -137,7 +209,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   cmd->add_option("--protocol", e.protocol, "NCCL protocol")
-      ->check(CLI::IsMember({"auto", "ll", "ll128", "simple", "ideal"}))
+      ->check(CLI::IsMember(sim::protocol_choice_names()))
       ->capture_default_str();
   cmd->add_option("--profile", e.profile, "Measured per-layer times (docs/compute-model.md)");
   cmd->add_option("--iterations", e.iterations, "Iterations simulated (the first warms up)")
@@ -148,7 +220,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
-  cmd->callback([o] { run(*o); });
+  cmd->add_option("--trace", o->trace, "Write a Chrome/Perfetto timeline (JSON) of every "
+                                       "configuration: kernels per GPU, transfers per link");
+  cmd->callback([o, cmd] { run(*o, *cmd); });
 }
 
 }  // namespace gpuscale::cli

@@ -1,0 +1,53 @@
+#include "sim/replay/collective_job.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "sim/compute/gpu_spec.hpp"
+#include "sim/compute/kernel_time.hpp"
+#include "sim/replay/collective_run.hpp"
+#include "sim/replay/isolated.hpp"
+#include "sim/replay/machine_setup.hpp"
+#include "sim/replay/protocol_choice.hpp"
+#include "sim/replay/replay.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+using nlohmann::json;
+
+// Bytes per second of memory traffic a reduction kernel streams on `gpu_model` (see the header).
+double reduce_bandwidth_Bps(const std::string& gpu_model) {
+  const compute::GpuSpec gpu = compute::load_gpu_spec(gpu_model);
+  const compute::AnalyticParams params =
+      compute::load_analytic_params(compute::shipped_analytic_params_path());
+  return gpu.copy_bandwidth().value * params.memory(compute::KernelClass::elementwise);
+}
+
+// In the child process: returns the result as JSON.
+std::string simulate(const CollectiveJob& job, const std::string& algorithm) {
+  const topo::Topology machine = machine_for(job.topology, job.topology_overrides, job.gpus);
+  const Placement placement = place_job(machine, job.gpus);
+  const topo::Router router(machine, machine.default_routing());
+  ProtocolChoice choice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
+                        job.protocol);
+  const std::string protocol = choice.for_bytes(job.bytes).name;
+  const CollectiveRun run = simulate_collective(
+      machine, router, placement.gpus, placement.rings, placement.node_of_rank, algorithm,
+      job.bytes, protocol, reduce_bandwidth_Bps(machine.devices()[placement.gpus[0]].model));
+  return json{{"topology", machine.name()},
+              {"protocol", protocol},
+              {"seconds", run.seconds},
+              {"activities", run.activities}}
+      .dump();
+}
+
+}  // namespace
+
+CollectiveJobResult run_collective_job(const CollectiveJob& job) {
+  const std::string algorithm = algorithm_of(job.comm);  // an unknown name fails before forking
+  const json j = json::parse(run_isolated([&] { return simulate(job, algorithm); }));
+  return {j["topology"].get<std::string>(), j["protocol"].get<std::string>(),
+          j["seconds"].get<double>(), j["activities"].get<long>()};
+}
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,37 @@
+// One allreduce simulated alone on a machine, its GPUs, nodes and channel rings laid out as
+// `gpuscale run` lays a job (machine_setup.hpp) and its NCCL protocol chosen as the replay
+// chooses it (protocol_choice.hpp): what `gpuscale collective` prints and
+// tools/bench/bench_replay times.
+//
+// Reductions (the MPI family, p2p, nccl_reduce_bcast; NCCL rings fuse them into the copy) cost GPU
+// time at the rate the analytic compute model streams an elementwise kernel:
+// memory bandwidth x copy efficiency (topologies/gpus/*.yaml) x the elementwise memory efficiency
+// (sim/compute/analytic-v100.yaml), without the model's per-kernel launch overhead.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuscale::sim {
+
+struct CollectiveJob {
+  std::string topology = "dgx1-v100";           // a shipped machine or a .yaml file
+  std::vector<std::string> topology_overrides;  // --set on the machine
+  std::string comm = "nccl";                    // a comm method (replay.hpp: comm_method_names)
+  int gpus = 8;
+  double bytes = 0;                             // the message size S per GPU
+  std::string protocol = "auto";                // NCCL protocol: auto, ll, ll128, simple, ideal
+};
+
+struct CollectiveJobResult {
+  std::string topology;  // the machine's name
+  std::string protocol;  // the protocol that ran ("auto" resolved)
+  double seconds = 0;    // simulated
+  long activities = 0;   // SimGrid activities started
+};
+
+// Simulates `job` in a child process (run_isolated). Throws ConfigError for bad input: unknown
+// machine or comm method, GPUs that do not fit the machine, ...
+CollectiveJobResult run_collective_job(const CollectiveJob& job);
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,91 @@
+#include "sim/replay/experiment_file.hpp"
+
+#include <filesystem>
+
+#include "sim/core/config_reader.hpp"
+#include "sim/core/error.hpp"
+#include "sim/replay/protocol_choice.hpp"
+#include "sim/replay/replay.hpp"
+#include "topologies/src/topology_config.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kKeys = {"topology", "set",      "workload", "gpus",
+                                        "batch",    "comm",     "routing",  "scaling",
+                                        "images",   "fusion_mb", "fusion_cycle_ms",
+                                        "protocol", "profile",  "iterations"};
+
+std::vector<int> integers(const ConfigNode& node, std::string_view what, long max) {
+  std::vector<int> values;
+  for (const ConfigNode* item : items_or_one(node, what)) {
+    values.push_back(static_cast<int>(read_integer(*item, what, 1, max)));
+  }
+  return values;
+}
+
+// A path relative to the experiment file's folder, unless it names a shipped file.
+std::string file_or_name(const std::string& value, const std::string& folder) {
+  const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
+  if (!is_path || fs::path(value).is_absolute()) return value;
+  return (fs::path(folder) / value).lexically_normal().string();
+}
+
+}  // namespace
+
+Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
+  const MapReader map(root, "experiment", kKeys);
+  Experiment e;
+  if (const auto* n = map.find("topology")) {
+    e.topology = file_or_name(read_string(*n, "topology"), folder);
+  }
+  if (const auto* n = map.find("set")) {
+    for (const ConfigNode* item : items_or_one(*n, "set")) {
+      e.topology_overrides.push_back(read_string(*item, "a machine override (KEY.PATH=VALUE)"));
+    }
+  }
+  if (const auto* n = map.find("workload")) {
+    e.workloads.clear();
+    for (const ConfigNode* item : items_or_one(*n, "workload")) {
+      e.workloads.push_back(read_string(*item, "workload"));
+    }
+  }
+  if (const auto* n = map.find("gpus")) e.gpus = integers(*n, "gpus", 1 << 16);
+  if (const auto* n = map.find("batch")) e.batches = integers(*n, "batch", 1 << 20);
+  if (const auto* n = map.find("comm")) {
+    e.comms.clear();
+    for (const ConfigNode* item : items_or_one(*n, "comm")) {
+      e.comms.push_back(read_one_of(*item, "comm method", comm_method_names()));
+    }
+  }
+  if (const auto* n = map.find("routing")) {
+    e.routing = read_one_of(*n, "routing", topo::routing_mode_names());
+  }
+  if (const auto* n = map.find("scaling")) {
+    const bool weak = read_one_of(*n, "scaling", {"strong", "weak"}) == "weak";
+    e.scaling = weak ? Scaling::Weak : Scaling::Strong;
+  }
+  if (const auto* n = map.find("images")) e.images = read_integer(*n, "images", 1, 1L << 40);
+  if (const auto* n = map.find("fusion_mb")) e.fusion_mb = read_number(*n, "fusion_mb", 0, 1e6);
+  if (const auto* n = map.find("fusion_cycle_ms")) {
+    e.fusion_cycle_ms = read_number(*n, "fusion_cycle_ms", 1e-3, 1e6);
+  }
+  if (const auto* n = map.find("protocol")) {
+    e.protocol = read_one_of(*n, "protocol", protocol_choice_names());
+  }
+  if (const auto* n = map.find("profile")) {
+    e.profile = file_or_name(read_string(*n, "profile"), folder);
+  }
+  if (const auto* n = map.find("iterations")) {
+    e.iterations = static_cast<int>(read_integer(*n, "iterations", 2, 100));
+  }
+  return e;
+}
+
+Experiment load_experiment_file(const std::string& path) {
+  return read_experiment(ConfigNode::load_file(path), fs::path(path).parent_path().string());
+}
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,66 @@
+#include "sim/replay/machine_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "sim/core/error.hpp"
+#include "topologies/src/rings.hpp"
+#include "topologies/src/topology_loader.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+int gpus_per_node(const topo::Topology& t) {
+  return static_cast<int>(std::count_if(t.gpus().begin(), t.gpus().end(),
+                                        [&](int g) { return t.devices()[g].node == 0; }));
+}
+
+}  // namespace
+
+topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
+                           int gpus) {
+  topo::TopologyConfig config = topo::load_topology_config(topology, overrides);
+  if (config.cluster) {
+    // A cluster's config holds its node template: its GPUs are one node's.
+    const long per_node = std::max<long>(
+        1, std::count_if(config.devices.begin(), config.devices.end(),
+                         [](const topo::DeviceConfig& d) { return d.kind == topo::DeviceKind::Gpu; }));
+    auto sized = overrides;
+    sized.push_back(fmt::format("cluster.nodes={}", (gpus + per_node - 1) / per_node));
+    config = topo::load_topology_config(topology, sized);
+  }
+  return topo::Topology::build(config);
+}
+
+Placement place_job(const topo::Topology& t, int gpus) {
+  const int per_node = gpus_per_node(t);
+  if (gpus > static_cast<int>(t.gpus().size()) || (gpus > per_node && gpus % per_node != 0)) {
+    throw ConfigError(Origin{"--gpus", 0},
+                      fmt::format("{} GPUs do not fit '{}' ({} GPUs, {} per node): use at most {} "
+                                  "or whole nodes of a cluster", gpus, t.name(), t.gpus().size(),
+                                  per_node, t.gpus().size()));
+  }
+  Placement p;
+  const int nodes = std::max(1, gpus / per_node);
+  const int used_per_node = std::min(gpus, per_node);
+  std::map<int, int> taken;  // GPUs chosen on each node
+  for (int g : t.gpus()) {
+    const int node = t.devices()[g].node;
+    if (node >= nodes || taken[node] >= used_per_node) continue;
+    ++taken[node];
+    p.gpus.push_back(g);
+    p.node_of_rank.push_back(node);
+  }
+  std::map<int, int> rank_of;
+  for (size_t r = 0; r < p.gpus.size(); ++r) rank_of[p.gpus[r]] = static_cast<int>(r);
+  for (const auto& ring : topo::find_rings(t, 32, used_per_node, nodes).rings) {
+    std::vector<int> ranks;
+    for (int device : ring) ranks.push_back(rank_of.at(device));
+    p.rings.push_back(std::move(ranks));
+  }
+  return p;
+}
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,31 @@
+// How a job of N GPUs is laid on a machine, the same way for `gpuscale run` (experiment.hpp),
+// `gpuscale collective` (collective_job.hpp) and the benchmarks:
+//  - a cluster grows (or shrinks) to the whole nodes the job needs; a single machine keeps its size;
+//  - the job takes the first N GPUs of a node when it fits in one, else every GPU of the first
+//    N / (GPUs per node) nodes;
+//  - NCCL's channel rings over those GPUs (topo::find_rings), as orders of ranks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "topologies/src/topology.hpp"
+
+namespace gpuscale::sim {
+
+// The machine `topology` (a shipped name or a .yaml file) with the `overrides` (--set), a cluster
+// sized to the nodes `gpus` GPUs need.
+topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
+                           int gpus);
+
+struct Placement {
+  std::vector<int> gpus;                // device indices, in rank order
+  std::vector<int> node_of_rank;
+  std::vector<std::vector<int>> rings;  // channel rings over ranks
+};
+
+// The GPUs, nodes and rings of a job of `gpus` GPUs on `machine`. Throws ConfigError (--gpus) when
+// they do not fit: more GPUs than the machine holds, or more than a node's but not whole nodes.
+Placement place_job(const topo::Topology& machine, int gpus);
+
+}  // namespace gpuscale::sim

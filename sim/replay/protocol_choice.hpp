@@ -1,0 +1,41 @@
+// The NCCL protocol of each collective of a job: the one named, or for "auto" the one NCCL's own
+// cost model picks by message size (coll::choose_nccl_protocol) for a ring allreduce over the
+// job's channels, each taken to run at the bandwidth of the first ring's narrowest leg.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/collectives/protocol.hpp"
+#include "topologies/src/routing.hpp"
+
+namespace gpuscale::sim {
+
+// "auto" and the NCCL protocol names (coll::protocol_names).
+std::vector<std::string> protocol_choice_names();
+
+class ProtocolChoice {
+ public:
+  // `protocol`: "auto", "ll", "ll128", "simple" or "ideal". `gpus` are device indices in rank
+  // order, `rings` channel rings over ranks (empty: one ring in rank order). The references must
+  // outlive this object.
+  ProtocolChoice(const topo::Topology& topology, const topo::Router& router,
+                 const std::vector<int>& gpus, const std::vector<std::vector<int>>& rings,
+                 const std::vector<int>& node_of_rank, std::string protocol);
+
+  // The protocol of a collective of `bytes`. Throws ConfigError for an unknown protocol name.
+  coll::Protocol for_bytes(double bytes);
+
+ private:
+  double channel_bandwidth();
+
+  const topo::Topology& topology_;
+  const topo::Router& router_;
+  const std::vector<int>& gpus_;
+  const std::vector<std::vector<int>>& rings_;
+  std::string protocol_;
+  int nodes_ = 1;
+  double channel_bandwidth_ = 0;  // routed on first use: a fixed protocol never needs it
+};
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,44 @@
+// Everything one replay reads, loaded for one configuration of an experiment: the machine sized
+// and laid out for the job (machine_setup.hpp), its router, the workload, its per-layer costs and
+// the compute-time model (the analytic roofline, or the experiment's measured profile). `setup`
+// points into the other members, so the object neither copies nor moves.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sim/compute/compute_model.hpp"
+#include "sim/replay/experiment.hpp"
+#include "sim/replay/machine_setup.hpp"
+#include "sim/replay/replay.hpp"
+#include "topologies/src/routing.hpp"
+#include "workloads/src/layer_costs.hpp"
+#include "workloads/src/workload.hpp"
+
+namespace gpuscale::sim {
+
+// One configuration of an experiment: a workload trained with one comm method and batch on
+// some GPUs.
+struct Configuration {
+  std::string workload;
+  std::string comm;
+  int batch = 32;  // per GPU
+  int gpus = 1;
+};
+
+struct ReplayInputs {
+  // Throws ConfigError for bad input: unknown machine or workload, GPUs that do not fit, ...
+  ReplayInputs(const Experiment& experiment, const Configuration& config);
+  ReplayInputs(const ReplayInputs&) = delete;
+  ReplayInputs& operator=(const ReplayInputs&) = delete;
+
+  const topo::Topology machine;
+  const Placement placement;
+  const topo::Router router;
+  const wl::Workload workload;
+  const wl::WorkloadCosts costs;
+  const std::unique_ptr<const compute::ComputeTimeModel> compute;
+  ReplaySetup setup;
+};
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,30 @@
+// A simulated run's timeline and its Chrome / Perfetto trace file (the JSON "trace event
+// format": open it in ui.perfetto.dev or chrome://tracing).
+//
+// One process per timeline (a configuration of an experiment), one thread per track: each GPU's
+// kernels, each link direction's transfers. Events overlap on a track when kernels share a GPU or
+// flows share a link; the trace format wants a thread's events nested, so a track is split into
+// as many lanes ("nvlink gpu0>gpu1 #2") as it has events in flight at once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuscale::sim {
+
+struct TimelineEvent {
+  std::string track;  // "gpu0 kernels", "nvlink gpu0>gpu1"
+  std::string name;   // "fwd conv1", "nccl_ring 25.6 MB"
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct Timeline {
+  std::string title;  // "resnet-50 nccl 8 GPUs batch 32"
+  std::vector<TimelineEvent> events;
+};
+
+// The trace file's text. Tracks keep the order of their first event's appearance in `events`.
+std::string chrome_trace_json(const std::vector<Timeline>& timelines);
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,111 @@
+// How the simulator's cost grows with the GPU count: host wall time and SimGrid activities of a
+// 100 MiB ring allreduce alone (nccl, i.e. nccl_ring, and MPI's ring) on Lassen with 8 to 512
+// GPUs, and of ResNet-50 training iterations (batch 32 per GPU, nccl) on 8 and 512 GPUs. A replay
+// of 1 and of 3 iterations gives the cost of one more iteration, (x3 - x1) / 2, without the
+// set-up (loading, routing, building the platform) that both pay.
+//
+// Each configuration runs in a child process (SimGrid allows one engine per process); its wall
+// time is taken around that child, so it includes the set-up and the fork, and is the fastest of
+// kRuns runs (the least disturbed by the rest of the host). A plain executable, not a
+// google-benchmark loop: a configuration is a whole process, and its activities are the same in
+// every run.
+// Run: build/tools/bench/bench_replay (tools/bench/README.md).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/replay/collective_job.hpp"
+#include "sim/replay/isolated.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/replay/replay_inputs.hpp"
+
+namespace {
+
+using namespace gpuscale;
+
+constexpr const char* kMachine = "lassen";
+constexpr int kRuns = 5;
+
+struct Measure {
+  double wall_s = 0;
+  double activities = 0;  // a count; the per-iteration increment may end in .5
+  double simulated_s = 0;
+};
+
+// The fastest of kRuns runs of `work`, in host seconds.
+double wall_seconds(const std::function<void()>& work) {
+  double best = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (run == 0 || wall < best) best = wall;
+  }
+  return best;
+}
+
+Measure allreduce(const std::string& comm, int gpus) {
+  sim::CollectiveJob job;
+  job.topology = kMachine;
+  job.comm = comm;
+  job.gpus = gpus;
+  job.bytes = 100.0 * 1024 * 1024;
+  sim::CollectiveJobResult r;
+  const double wall = wall_seconds([&] { r = sim::run_collective_job(job); });
+  return {wall, static_cast<double>(r.activities), r.seconds};
+}
+
+// `iterations` ResNet-50 iterations; simulated_s is the replay's iteration time (steady state
+// from 2 iterations on, the first iteration alone otherwise).
+Measure resnet50_iterations(int gpus, int iterations) {
+  sim::Experiment e;
+  e.topology = kMachine;
+  e.iterations = iterations;
+  const sim::Configuration config{"resnet-50", "nccl", 32, gpus};
+  std::string text;
+  const double wall = wall_seconds([&] {
+    text = sim::run_isolated([&] {
+      const sim::ReplayInputs inputs(e, config);
+      const sim::ReplayResult r = sim::replay_iterations(inputs.setup);
+      return nlohmann::json{{"activities", r.activities}, {"iteration_s", r.iteration_s}}.dump();
+    });
+  });
+  const nlohmann::json j = nlohmann::json::parse(text);
+  return {wall, j["activities"].get<double>(), j["iteration_s"].get<double>()};
+}
+
+void print_row(const std::string& what, int gpus, const Measure& m) {
+  std::cout << fmt::format("{:<34} {:>5} {:>10.2f} {:>12.0f} {:>14.3f}\n", what, gpus, m.wall_s * 1e3,
+                           m.activities, m.simulated_s * 1e3)
+            << std::flush;
+}
+
+}  // namespace
+
+int main() {
+  std::cout << fmt::format("{} (wall: host time of the configuration's child process, fastest of {}; "
+                           "activities: SimGrid activities started)\n\n", kMachine, kRuns)
+            << fmt::format("{:<34} {:>5} {:>10} {:>12} {:>14}\n", "configuration", "gpus",
+                           "wall ms", "activities", "simulated ms");
+  for (const char* comm : {"nccl", "ring"}) {
+    for (int gpus : {8, 64, 256, 512}) {
+      print_row(fmt::format("allreduce 100 MiB {}", comm), gpus, allreduce(comm, gpus));
+    }
+  }
+  for (int gpus : {8, 512}) {
+    const Measure one = resnet50_iterations(gpus, 1);
+    const Measure three = resnet50_iterations(gpus, 3);
+    print_row("resnet-50 b32 nccl, 1 iteration", gpus, one);
+    print_row("resnet-50 b32 nccl, 3 iterations", gpus, three);
+    const Measure increment{(three.wall_s - one.wall_s) / 2,
+                            (three.activities - one.activities) / 2, three.simulated_s};
+    print_row("resnet-50 b32 nccl, per iteration", gpus, increment);
+  }
+  return 0;
+}
