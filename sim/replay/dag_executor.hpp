@@ -1,10 +1,12 @@
 // A dependency graph of simulated activities, each started just in time, from SimGrid's
 // completion callbacks rather than from an actor.
 //
-// Why no actor: SimGrid 3.32 keeps an actor's running activities in one list and scans it each
-// time one completes, so a controller actor with thousands of concurrent flows (a 512-GPU tree
-// allreduce has 2,044) is quadratic; activities started by the engine itself are in no such list.
-// Creating the whole graph up front is worse still (../shared/simgrid-notes.md: 50x).
+// Why not an actor waiting on its activities: Activity::wait_any_for registers a simcall with
+// every running activity and unregisters it at each completion, so a controller actor with
+// thousands of concurrent flows (a 512-GPU tree allreduce has 2,044) is quadratic: 175 s for
+// such an iteration, under a second with callbacks. (SimGrid still removes each finished activity
+// from its issuer's list by a scan, a smaller quadratic term.) Creating the whole graph up front
+// is worse still (../shared/simgrid-notes.md: 50x).
 //
 // A node is a GPU kernel (an Exec of `seconds` alone on its host; concurrent kernels on one GPU
 // share it), a transfer (one Comm per store-and-forward leg, in order, then `post_delay` of
