@@ -130,6 +130,14 @@ std::vector<const ConfigNode*> items_or_one(const ConfigNode& node, std::string_
   return items;
 }
 
+std::vector<int> read_counts(const ConfigNode& node, std::string_view what, int max) {
+  std::vector<int> values;
+  for (const ConfigNode* item : items_or_one(node, what)) {
+    values.push_back(static_cast<int>(read_integer(*item, what, 1, max)));
+  }
+  return values;
+}
+
 std::optional<std::string> nearest_name(std::string_view key,
                                         const std::vector<std::string>& allowed) {
   std::optional<std::string> best;

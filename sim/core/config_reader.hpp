@@ -32,6 +32,9 @@ std::string read_one_of(const ConfigNode& node, std::string_view what,
 // a mapping or an empty list.
 std::vector<const ConfigNode*> items_or_one(const ConfigNode& node, std::string_view what);
 
+// Integers in [1, max], from a value or a list of them (`gpus: [1, 2, 4, 8]`).
+std::vector<int> read_counts(const ConfigNode& node, std::string_view what, int max);
+
 // The entry of `allowed` nearest to `key` by edit distance, if it is close enough to be a typo.
 std::optional<std::string> nearest_name(std::string_view key,
                                         const std::vector<std::string>& allowed);

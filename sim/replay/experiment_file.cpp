@@ -18,14 +18,6 @@ const std::vector<std::string> kKeys = {"topology", "set",      "workload", "gpu
                                         "images",   "fusion_mb", "fusion_cycle_ms",
                                         "protocol", "profile",  "iterations"};
 
-std::vector<int> integers(const ConfigNode& node, std::string_view what, long max) {
-  std::vector<int> values;
-  for (const ConfigNode* item : items_or_one(node, what)) {
-    values.push_back(static_cast<int>(read_integer(*item, what, 1, max)));
-  }
-  return values;
-}
-
 // A path relative to the experiment file's folder, unless it names a shipped file.
 std::string file_or_name(const std::string& value, const std::string& folder) {
   const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
@@ -52,8 +44,8 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
       e.workloads.push_back(read_string(*item, "workload"));
     }
   }
-  if (const auto* n = map.find("gpus")) e.gpus = integers(*n, "gpus", 1 << 16);
-  if (const auto* n = map.find("batch")) e.batches = integers(*n, "batch", 1 << 20);
+  if (const auto* n = map.find("gpus")) e.gpus = read_counts(*n, "gpus", 1 << 16);
+  if (const auto* n = map.find("batch")) e.batches = read_counts(*n, "batch", 1 << 20);
   if (const auto* n = map.find("comm")) {
     e.comms.clear();
     for (const ConfigNode* item : items_or_one(*n, "comm")) {

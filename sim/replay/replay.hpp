@@ -74,8 +74,8 @@ struct LinkLoad {
 
 struct ReplayResult {
   double iteration_s = 0;     // steady state
-  double fpbp_s = 0;          // first forward to last backward of the last iteration
-  double wu_s = 0;            // last backward to the end of the last iteration
+  double fpbp_s = 0;          // rank 0's forward and backward kernels (last iteration), run times
+  double wu_s = 0;            // iteration_s - fpbp_s: exchange and updates not hidden, waits
   double compute_s = 0;       // rank 0's kernels of one iteration, alone (no communication)
   double exposed_comm_s = 0;  // iteration_s - compute_s, at least 0
   long activities = 0;        // SimGrid activities started

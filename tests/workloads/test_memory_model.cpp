@@ -39,6 +39,15 @@ TEST(MemoryModel, OneGpuHoldsWeightsGradientsAndOptimizerState) {
   EXPECT_DOUBLE_EQ(gpus[0].exchange, 0);
 }
 
+TEST(MemoryModel, BeforeTrainingIsTheContextWeightsAndGradientsOnEveryGpu) {
+  const Fixture x;
+  const auto gpus = estimate_memory(x.w, x.c, x.f,
+                                    {.batch = 64, .gpus = 8, .exchange = ExchangeLayout::KvstoreNccl});
+  for (const MemoryParts& g : gpus) {
+    EXPECT_DOUBLE_EQ(g.before_training(), x.f.context.value + 2 * x.param_bytes());
+  }
+}
+
 TEST(MemoryModel, ActivationsGrowLinearlyWithTheBatch) {
   const Fixture x;
   const double a16 = estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 1})[0].activations;

@@ -10,6 +10,7 @@
 #include "tools/gpuscale/collective_command.hpp"
 #include "tools/gpuscale/run_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
+#include "tools/gpuscale/validate_command.hpp"
 #include "tools/gpuscale/workload_command.hpp"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_workload_commands(app);
   gpuscale::cli::add_run_command(app);
   gpuscale::cli::add_collective_command(app);
+  gpuscale::cli::add_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

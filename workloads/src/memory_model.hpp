@@ -49,6 +49,12 @@ struct MemoryParts {
   double total() const {
     return context + weights + gradients + optimizer + activations + workspace + exchange;
   }
+
+  // Before the first iteration: the context, the weights and their gradient arrays, the study's
+  // "Pre-training Memory Usage ≈ Memory for Network Model". The optimizer state and the exchange
+  // buffers come with the first update, activations and workspace with the first forward [?]
+  // (docs/memory-model.md).
+  double before_training() const { return context + weights + gradients; }
 };
 
 // One entry per GPU, GPU0 first.

@@ -1,0 +1,130 @@
+// Loading a validation suite: the tiny suite loads whole; each mistake (an unknown key, malformed
+// YAML, a name or GPU count the suite does not define, claim params that fit no form, a missing
+// file) is one ConfigError naming the file and the line at fault.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/test_support.hpp"
+#include "tests/validation/tiny_suite.hpp"
+#include "validation/src/claims.hpp"
+#include "validation/src/suite.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+using gpuscale::testing::config_error_of;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using testing::tiny_suite_files;
+using testing::write_suite;
+
+// The tiny suite with `from` replaced by `to` in `file`.
+std::string suite_with(const std::string& file, const std::string& from, const std::string& to) {
+  auto files = tiny_suite_files();
+  const auto at = files.at(file).find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  files[file].replace(at, from.size(), to);
+  return write_suite(files);
+}
+
+// The error of loading the suite in `dir`, checked to be one line starting at `file`:`line`.
+std::string error_of(const std::string& dir, const std::string& file, int line) {
+  const std::string message = config_error_of([&] { load_suite(dir); });
+  EXPECT_THAT(message, StartsWith(dir + "/" + file + ":" + std::to_string(line) + ": ")) << message;
+  EXPECT_THAT(message, Not(HasSubstr("\n")));
+  return message;
+}
+
+TEST(SuiteLoader, LoadsTheTinySuite) {
+  const Suite s = load_suite(write_suite(tiny_suite_files()));
+  EXPECT_EQ(s.name, "tiny");
+  EXPECT_EQ(s.setup.batches, (std::vector<int>{16, 32}));
+  EXPECT_DOUBLE_EQ(s.setup.gpu_memory.value, 16e9);
+  EXPECT_EQ(s.comm_of("NCCL"), "nccl_reduce_bcast");
+  EXPECT_EQ(s.workload_of("ResNet"), "resnet-50");
+  ASSERT_EQ(s.tables.size(), 1u);
+  ASSERT_EQ(s.tables[0].points.size(), 2u);
+  EXPECT_EQ(s.tables[0].points[0].id, "speedup/LeNet/P2P/2gpu/b16");
+  EXPECT_TRUE(s.tables[0].points[1].suspect);
+  EXPECT_EQ(s.tables[0].bounds.at(0).below, 4);
+  ASSERT_EQ(s.claims.size(), 16u);
+  for (const Claim& c : s.claims) EXPECT_EQ(c.form == nullptr, c.kind == "not_checked") << c.id;
+  EXPECT_EQ(s.claims[9].params.at_least_by_gpus, (std::map<int, double>{{2, 1.6}, {8, 6.4}}));
+  EXPECT_FALSE(s.claims[4].params.within_pct.has_value());  // within_pct: null
+}
+
+TEST(SuiteLoader, ShipsTheDgx1Study) {
+  const Suite s = load_suite("dgx1-mxnet");
+  EXPECT_EQ(s.tables.size(), 6u);
+  EXPECT_EQ(s.comm_of("NCCL"), "nccl_reduce_bcast");
+}
+
+TEST(SuiteLoader, UnknownKeyInAPointNamesFileLineAndTheNearestKey) {
+  EXPECT_THAT(
+      error_of(suite_with("speedup.yaml", "measured: 1.5", "measurd: 1.5"), "speedup.yaml", 5),
+      AllOf(HasSubstr("unknown key 'measurd'"), HasSubstr("did you mean 'measured'?")));
+}
+
+TEST(SuiteLoader, UnknownKeyInTheSetup) {
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  epoch: 1\n"),
+                       "suite.yaml", 10),
+              HasSubstr("unknown key 'epoch' in setup"));
+}
+
+TEST(SuiteLoader, MalformedYaml) {
+  EXPECT_THAT(error_of(suite_with("speedup.yaml", "bounds:\n", "bounds: [\n"), "speedup.yaml", 8),
+              HasSubstr("malformed YAML"));
+}
+
+TEST(SuiteLoader, NetworkTheSuiteDoesNotMap) {
+  EXPECT_THAT(error_of(suite_with("speedup.yaml", "network: ResNet", "network: ResNett"),
+                       "speedup.yaml", 8),
+              HasSubstr("unknown network 'ResNett' (did you mean 'ResNet'?)"));
+}
+
+TEST(SuiteLoader, GpuCountTheSetupDoesNotRun) {
+  EXPECT_THAT(error_of(suite_with("speedup.yaml", "gpus: 8", "gpus: 16"), "speedup.yaml", 8),
+              HasSubstr("GPU count 16 is not one the suite's setup runs (setup.gpus: 1, 2, 4, 8)"));
+}
+
+TEST(SuiteLoader, APointGivenTwice) {
+  EXPECT_THAT(error_of(suite_with("speedup.yaml", "gpus: 4", "gpus: 2"), "speedup.yaml", 6),
+              HasSubstr("speedup/LeNet/P2P/2gpu/b16 is given twice"));
+}
+
+TEST(SuiteLoader, MissingTableFileBlamesTheLineNamingIt) {
+  EXPECT_THAT(
+      error_of(suite_with("suite.yaml", "[speedup.yaml]", "[speedups.yaml]"), "suite.yaml", 17),
+      HasSubstr("no table file"));
+}
+
+TEST(SuiteLoader, UnknownClaimParamNamesTheClaimsFile) {
+  EXPECT_THAT(error_of(suite_with("claims.yaml", "{networks: [LeNet], batches: [16], gpus: 8",
+                                  "{netwroks: [LeNet], batches: [16], gpus: 8"),
+                       "claims.yaml", 49),
+              AllOf(HasSubstr("unknown key 'netwroks' in params of claim 'memory-within'"),
+                    HasSubstr("did you mean 'networks'?")));
+}
+
+TEST(SuiteLoader, ClaimParamsThatFitNoForm) {
+  EXPECT_THAT(error_of(suite_with("claims.yaml", "from_gpus: 2, to_gpus: [8], batch: 16}",
+                                  "from_gpus: 2, batch: 16}"),
+                       "claims.yaml", 33),
+              AllOf(HasSubstr("params of claim 'wu-better' fit no form of kind wu_scaling"),
+                    HasSubstr("better_than, methods, from_gpus, to_gpus, batch")));
+}
+
+TEST(SuiteLoader, UnknownClaimKind) {
+  EXPECT_THAT(error_of(suite_with("claims.yaml", "kind: faster", "kind: fastr"), "claims.yaml", 3),
+              HasSubstr("unknown claim kind 'fastr' (did you mean 'faster'?)"));
+}
+
+TEST(SuiteLoader, UnknownShippedSuiteListsTheKnownOnes) {
+  EXPECT_THAT(config_error_of([] { load_suite("dgx1-mxnett"); }),
+              HasSubstr("unknown validation suite 'dgx1-mxnett' (did you mean 'dgx1-mxnet'?)"));
+}
+
+}  // namespace
+}  // namespace gpuscale::validation

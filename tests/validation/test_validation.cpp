@@ -1,0 +1,135 @@
+// The comparison of a suite with predictions: error and MAPE arithmetic (suspect points and
+// bounds left out), the SVG figures, and `gpuscale validate` on the shipped DGX-1 study as a
+// regression guard: each table's MAPE stays under its documented bound and the JSON is the same
+// bytes on every run.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.hpp"
+#include "tests/validation/tiny_suite.hpp"
+#include "validation/src/comparison.hpp"
+#include "validation/src/svg_plots.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+using gpuscale::testing::run_command;
+using ::testing::HasSubstr;
+
+const std::string kGpuscale = GPUSCALE_EXECUTABLE;
+
+PointResult result(double error, bool suspect = false) {
+  PointResult r;
+  r.point.suspect = suspect;
+  r.error_pct = error;
+  return r;
+}
+
+TEST(Comparison, ErrorIsRelativeToTheMeasurement) {
+  EXPECT_DOUBLE_EQ(error_pct(2.0, 1.5), -25);
+  EXPECT_DOUBLE_EQ(error_pct(16.4, 0), -100);
+  EXPECT_DOUBLE_EQ(error_pct(-2, -3), 50);
+}
+
+TEST(Comparison, MapeIsTheMeanAbsoluteErrorWithoutSuspectPoints) {
+  EXPECT_DOUBLE_EQ(*mape_pct({result(-25), result(10), result(300, true)}), 17.5);
+  EXPECT_FALSE(mape_pct({result(5, true)}).has_value());
+  EXPECT_FALSE(mape_pct({}).has_value());
+}
+
+TEST(Comparison, TinySuiteWithPerfectScaling) {
+  const Suite suite = load_suite(testing::write_suite(testing::tiny_suite_files()));
+  const Comparison c = compare(suite, testing::metrics_of(suite, testing::ideal_run));
+  ASSERT_EQ(c.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.points[0].predicted, 2);            // perfect scaling at 2 GPUs
+  EXPECT_NEAR(c.points[0].error_pct, 100.0 / 3, 1e-12);  // against 1.5 measured
+  EXPECT_NEAR(*c.tables[0].mape_pct, 100.0 / 3, 1e-12);  // the suspect point is left out
+  EXPECT_EQ(c.tables[0].points_in_mape, 1);
+  EXPECT_EQ(c.tables[0].suspect_points, 1);
+  ASSERT_EQ(c.bounds.size(), 1u);
+  EXPECT_FALSE(c.bounds[0].holds);  // 8x is not below 4x
+  EXPECT_EQ(c.tables[0].bounds_holding, 0);
+  EXPECT_EQ(c.overall_mape_pct, c.tables[0].mape_pct);
+  EXPECT_EQ(c.claims.size(), suite.claims.size());
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Starts with <svg, ends with </svg>, and every tag closes (text escapes its '<' and '>').
+void expect_well_formed_svg(const std::string& path) {
+  const std::string svg = read_file(path);
+  EXPECT_TRUE(svg.starts_with("<svg ")) << path;
+  EXPECT_TRUE(svg.ends_with("</svg>\n")) << path;
+  EXPECT_EQ(std::count(svg.begin(), svg.end(), '<'), std::count(svg.begin(), svg.end(), '>'))
+      << path;
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr("nan"))) << path;
+}
+
+TEST(SvgPlots, TinySuiteFigures) {
+  const Suite suite = load_suite(testing::write_suite(testing::tiny_suite_files()));
+  const Metrics metrics = testing::metrics_of(suite, testing::ideal_run);
+  const std::string dir = testing::write_suite({}) + "/figures";
+  const auto files = write_plots(suite, metrics, compare(suite, metrics), dir);
+  // Speedup and breakdown per network; no memory table, so no memory figure.
+  ASSERT_EQ(files.size(), 4u);
+  EXPECT_EQ(std::filesystem::path(files[0]).filename(), "speedup-lenet.svg");
+  for (const auto& f : files) expect_well_formed_svg(f);
+  EXPECT_THAT(read_file(files[0]), HasSubstr("P2P measured"));
+  EXPECT_THAT(read_file(dir + "/speedup-resnet.svg"), HasSubstr("NCCL bound (measured &lt;)"));
+}
+
+// Regression guards, NOT accuracy claims: each table's MAPE (%) of the shipped DGX-1 suite as
+// gpuscale predicted it when the harness landed, rounded up by 2 percentage points. A model
+// change that makes a table worse past its bound fails here; one that improves it should lower
+// the bound. The current values are listed in docs/validation.md.
+//   lenet-speedup 81.2, nccl-overhead 100.0, memory-pretrain 40.2, memory-gpu0 25.8,
+//   memory-gpux 30.1, overall 52.3 (large-nets-speedup has bounds only: 0 of 18 hold).
+const std::map<std::string, double> kMapeBoundPct = {
+    {"lenet-speedup", 84}, {"nccl-overhead", 102}, {"memory-pretrain", 43},
+    {"memory-gpu0", 28},   {"memory-gpux", 33},    {"overall", 55}};
+
+TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
+  const std::string dir = testing::write_suite({}) + "/figures";
+  const auto first =
+      run_command(kGpuscale + " validate --suite dgx1-mxnet --format json --plot " + dir);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const auto j = nlohmann::json::parse(first.out);
+  for (const char* key : {"points", "bounds", "claims", "mape_pct"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["points"].size(), 66u);
+  for (const auto& p : j["points"]) {
+    for (const char* key : {"id", "measured", "predicted", "error_pct"})
+      EXPECT_TRUE(p.contains(key)) << key;
+  }
+  for (const auto& [table, bound] : kMapeBoundPct) {
+    ASSERT_TRUE(j["mape_pct"][table].is_number()) << table;
+    EXPECT_LE(j["mape_pct"][table].get<double>(), bound) << table;
+  }
+  EXPECT_TRUE(j["mape_pct"]["large-nets-speedup"].is_null());
+  for (const auto& c : j["claims"]) EXPECT_TRUE(c.contains("holds")) << c["id"];
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    expect_well_formed_svg(entry.path().string());
+
+  const auto second = run_command(kGpuscale + " validate --suite dgx1-mxnet --format json");
+  EXPECT_EQ(second.out, first.out);  // same input, same bytes
+}
+
+TEST(ValidateCli, UnknownSuiteIsOneLineAndExitTwo) {
+  const auto r = run_command(kGpuscale + " validate --suite nosuch");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unknown validation suite 'nosuch'"));
+}
+
+}  // namespace
+}  // namespace gpuscale::validation

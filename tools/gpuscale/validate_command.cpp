@@ -1,0 +1,61 @@
+#include "tools/gpuscale/validate_command.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "validation/src/comparison.hpp"
+#include "validation/src/predictions.hpp"
+#include "validation/src/report.hpp"
+#include "validation/src/svg_plots.hpp"
+
+namespace gpuscale::cli {
+namespace {
+
+struct ValidateOptions {
+  std::string suite = "dgx1-mxnet";
+  std::string format = "table";
+  std::string plot_dir;
+};
+
+void validate(const ValidateOptions& o) {
+  const validation::Suite suite = validation::load_suite(o.suite);
+  validation::Predictions predictions =
+      validation::predict(suite, [](int done, int total, const sim::ResultRow& r) {
+        std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done,
+                                 total, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
+      });
+  std::vector<std::string> methods;
+  for (const auto& m : suite.methods) methods.push_back(m.study);
+  const validation::Metrics metrics(suite.setup, methods, std::move(predictions));
+  const validation::Comparison comparison = validation::compare(suite, metrics);
+  // Rendered whole before printing: an error never leaves half an output behind.
+  const std::string out = o.format == "json"
+                              ? validation::comparison_json(suite, comparison).dump(2) + "\n"
+                              : validation::comparison_table(suite, comparison);
+  if (!o.plot_dir.empty()) {
+    const auto files = validation::write_plots(suite, metrics, comparison, o.plot_dir);
+    std::cerr << fmt::format("wrote {} figures to {}\n", files.size(), o.plot_dir);
+  }
+  std::cout << out;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto o = std::make_shared<ValidateOptions>();
+  auto* cmd = app.add_subcommand("validate",
+                                 "Compare predictions with a study's measurements: error per "
+                                 "point, bounds, claims, MAPE per table");
+  cmd->add_option("--suite", o->suite, "A shipped suite (validation/NAME) or a suite folder")
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--plot", o->plot_dir,
+                  "Write SVG figures (speedup, FP+BP/WU, memory) into this folder");
+  cmd->callback([o] { validate(*o); });
+}
+
+}  // namespace gpuscale::cli

@@ -1,0 +1,246 @@
+#include "validation/src/claim_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "sim/core/config_reader.hpp"
+#include "validation/src/claims.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+const std::vector<std::string> kClaimKeys = {
+    "id",           "kind",   "text",           "text_other_slide",
+    "source",       "params", "interpretation", "why_not_checked",
+    "proposed_kind"};
+const std::vector<std::string> kClaimSourceKeys = {"slide", "also"};
+const std::string kNotChecked = "not_checked";
+
+using ParamReader = std::function<void(ClaimParams&, const ConfigNode&, const SuiteNames&)>;
+
+std::vector<std::pair<int, int>> read_steps(const ConfigNode& node, const SuiteNames& names) {
+  std::vector<std::pair<int, int>> steps;
+  for (const ConfigNode* step : items_or_one(node, "steps")) {
+    if (!step->is_sequence() || step->items().size() != 2) {
+      throw ConfigError(step->origin(), "a step is a pair of GPU counts, e.g. [2, 4]");
+    }
+    steps.emplace_back(names.gpus(step->items()[0]), names.gpus(step->items()[1]));
+  }
+  return steps;
+}
+
+// `at_least: 2.0` for every GPU count, or `at_least: {2: 1.6, 4: 3.2}` per GPU count.
+void read_at_least(ClaimParams& p, const ConfigNode& node, const SuiteNames& names) {
+  if (!node.is_map()) {
+    p.at_least = read_number(node, "at_least", 0, 1e6);
+    return;
+  }
+  for (const auto& entry : node.entries()) {
+    p.at_least_by_gpus[names.gpus(ConfigNode::scalar(entry.key, entry.where()))] =
+        read_number(entry.value, "at_least", 0, 1e6);
+  }
+}
+
+const std::map<std::string, ParamReader>& param_readers() {
+  using P = ClaimParams;
+  using N = ConfigNode;
+  using S = SuiteNames;
+  static const std::map<std::string, ParamReader> readers = {
+      {"networks", [](P& p, const N& n, const S& s) { p.networks = s.networks(n); }},
+      {"network", [](P& p, const N& n, const S& s) { p.networks = {s.network(n)}; }},
+      {"better_than", [](P& p, const N& n, const S& s) { p.better_than = s.networks(n); }},
+      {"like", [](P& p, const N& n, const S& s) { p.like = s.network(n); }},
+      {"methods", [](P& p, const N& n, const S& s) { p.methods = s.methods(n); }},
+      {"method", [](P& p, const N& n, const S& s) { p.methods = {s.method(n)}; }},
+      {"faster", [](P& p, const N& n, const S& s) { p.faster = s.method(n); }},
+      {"slower", [](P& p, const N& n, const S& s) { p.slower = s.method(n); }},
+      {"gpus", [](P& p, const N& n, const S& s) { p.gpus = s.gpu_counts(n); }},
+      {"to_gpus", [](P& p, const N& n, const S& s) { p.to_gpus = s.gpu_counts(n); }},
+      {"from_gpus", [](P& p, const N& n, const S& s) { p.from_gpus = s.gpus(n); }},
+      {"batch", [](P& p, const N& n, const S& s) { p.batches = {s.batch(n)}; }},
+      {"batches", [](P& p, const N& n, const S& s) { p.batches = s.batches(n); }},
+      {"steps", [](P& p, const N& n, const S& s) { p.steps = read_steps(n, s); }},
+      {"quantity",
+       [](P& p, const N& n, const S&) {
+         p.quantity = read_one_of(n, "quantity", {"epoch_time", "speedup"});
+       }},
+      {"over",
+       [](P& p, const N& n, const S&) {
+         p.over = read_one_of(n, "over", {"batch", "gpus"});
+       }},
+      {"within_pct",
+       [](P& p, const N& n, const S&) { p.within_pct = optional_number(n, "within_pct", 0, 1e6); }},
+      {"decreasing", [](P& p, const N& n, const S&) { p.decreasing = read_bool(n, "decreasing"); }},
+      {"strict", [](P& p, const N& n, const S&) { p.strict = read_bool(n, "strict"); }},
+      {"at_least", read_at_least},
+      {"at_most",
+       [](P& p, const N& n, const S&) { p.at_most = read_number(n, "at_most", 0, 1e6); }},
+      {"at_most_pct", [](P& p, const N& n,
+                         const S&) { p.at_most_pct = read_number(n, "at_most_pct", -1e6, 1e6); }},
+      {"at_least_pct",
+       [](P& p, const N& n, const S&) {
+         p.at_least_pct = read_number(n, "at_least_pct", -1e6, 1e6);
+       }},
+      {"columns",
+       [](P& p, const N& n, const S&) {
+         for (const N* item : items_or_one(n, "columns")) {
+           p.columns.push_back(read_one_of(*item, "memory column", {"pretrain", "gpu0", "gpux"}));
+         }
+       }},
+      {"largest_trainable_batch",
+       [](P& p, const N& n, const S&) {
+         p.largest_trainable_batch =
+             static_cast<int>(read_integer(n, "largest_trainable_batch", 1, 1 << 24));
+       }},
+      {"first_failing_batch",
+       [](P& p, const N& n, const S&) {
+         p.first_failing_batch =
+             static_cast<int>(read_integer(n, "first_failing_batch", 1, 1 << 24));
+       }},
+      {"gpu_memory",
+       [](P& p, const N& n, const S&) { p.gpu_memory = read_bytes(n, "gpu_memory"); }},
+  };
+  return readers;
+}
+
+std::vector<std::string> claim_kinds() {
+  std::vector<std::string> kinds = {kNotChecked};
+  for (const ClaimForm& f : claim_forms()) {
+    if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end()) kinds.push_back(f.kind);
+  }
+  return kinds;
+}
+
+bool has_key(const ConfigNode& params, const std::string& key) {
+  return params.find(key) != nullptr;
+}
+
+// The one form of `kind` whose keys the params hold: every required key, no other than its
+// optional ones, and `over` as the form wants.
+const ClaimForm& form_of(const std::string& id, const std::string& kind, const ConfigNode& params,
+                         const ClaimParams& p) {
+  std::vector<const ClaimForm*> forms;
+  for (const ClaimForm& f : claim_forms()) {
+    if (f.kind == kind) forms.push_back(&f);
+  }
+  std::vector<std::string> alternatives;
+  for (const ClaimForm* f : forms) {
+    const bool over_fits = f->over.empty() || f->over == p.over;
+    const bool has_required =
+        std::all_of(f->required.begin(), f->required.end(),
+                    [&](const std::string& key) { return has_key(params, key); });
+    const bool has_no_other =
+        std::all_of(params.entries().begin(), params.entries().end(), [&](const auto& e) {
+          return std::count(f->required.begin(), f->required.end(), e.key) +
+                     std::count(f->optional.begin(), f->optional.end(), e.key) >
+                 0;
+        });
+    if (over_fits && has_required && has_no_other) return *f;
+    alternatives.push_back(fmt::format(
+        "{{{}{}{}}}", f->over.empty() ? "" : "over: " + f->over + "; ",
+        fmt::join(f->required, ", "),
+        f->optional.empty() ? "" : fmt::format("; optional {}", fmt::join(f->optional, ", "))));
+  }
+  throw ConfigError(
+      params.origin(),
+      fmt::format("params of claim '{}' fit no form of kind {} (give the keys of one: {})", id,
+                  kind, fmt::join(alternatives, " or ")));
+}
+
+// What the forms cannot say by their keys alone.
+void check_params(const Claim& c, const ConfigNode& params) {
+  const ClaimParams& p = c.params;
+  for (int g : p.to_gpus) {
+    if (!p.at_least_by_gpus.empty() && !p.at_least_by_gpus.contains(g)) {
+      throw ConfigError(
+          params.find("at_least")->origin(),
+          fmt::format("claim '{}': at_least gives no value for {} GPUs (to_gpus lists it)", c.id,
+                      g));
+    }
+  }
+  if (c.kind == "max_batch" && p.first_failing_batch <= p.largest_trainable_batch) {
+    throw ConfigError(
+        params.find("first_failing_batch")->origin(),
+        fmt::format("claim '{}': first_failing_batch must exceed largest_trainable_batch", c.id));
+  }
+  const bool needs_gpux =
+      c.kind == "gpu0_more_memory" || std::count(p.columns.begin(), p.columns.end(), "gpux") > 0;
+  if (needs_gpux && std::count(p.gpus.begin(), p.gpus.end(), 1) > 0) {
+    throw ConfigError(
+        params.find("gpus")->origin(),
+        fmt::format("claim '{}': GPUx (a GPU other than GPU0) needs 2 or more GPUs", c.id));
+  }
+}
+
+void check_source(const ConfigNode& node, const std::string& id) {
+  const MapReader map(node, "source of claim " + id, kClaimSourceKeys);
+  for (const auto& entry : node.entries()) check_text(entry.value, "source of claim " + id);
+}
+
+Claim read_claim(const ConfigNode& node, const SuiteNames& names) {
+  const MapReader map(node, "claim", kClaimKeys);
+  Claim c;
+  c.origin = node.origin();
+  c.id = map.string("id", "p2p-faster-lenet");
+  c.kind = read_one_of(map.require("kind", "faster"), "claim kind", claim_kinds());
+  c.text = map.string("text", "\"the slide's words\"");
+  for (const char* key : {"text_other_slide", "interpretation"}) {
+    if (const auto* n = map.find(key)) check_text(*n, key);
+  }
+  if (const auto* n = map.find("source")) check_source(*n, c.id);
+  const ConfigNode& params = map.require("params", "{}");
+  if (!params.is_map() && !(params.is_scalar() && params.value().empty())) {
+    throw ConfigError(params.origin(), fmt::format("params of claim '{}' must be a mapping", c.id));
+  }
+  const bool checked = c.kind != kNotChecked;
+  for (const char* key : {"why_not_checked", "proposed_kind"}) {
+    if (checked && map.find(key) != nullptr) {
+      throw ConfigError(map.find(key)->origin(),
+                        fmt::format("{} applies to kind not_checked only (remove it)", key));
+    }
+  }
+  if (!checked) {
+    // A not_checked claim's params describe a kind the harness lacks; they are kept, not read.
+    c.why_not_checked = map.string("why_not_checked", "\"fits no kind\"");
+    if (const auto* n = map.find("proposed_kind")) read_string(*n, "proposed_kind");
+    return c;
+  }
+  std::vector<std::string> keys;
+  for (const ClaimForm& f : claim_forms()) {
+    if (f.kind != c.kind) continue;
+    keys.insert(keys.end(), f.required.begin(), f.required.end());
+    keys.insert(keys.end(), f.optional.begin(), f.optional.end());
+  }
+  const MapReader params_map(params, fmt::format("params of claim '{}' (kind {})", c.id, c.kind),
+                             keys);
+  for (const auto& entry : params.entries())
+    param_readers().at(entry.key)(c.params, entry.value, names);
+  c.form = &form_of(c.id, c.kind, params, c.params);
+  check_params(c, params);
+  return c;
+}
+
+}  // namespace
+
+std::vector<Claim> load_claims(const std::string& path, const SuiteNames& names) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  const MapReader map(root, "claims file", {"claims"});
+  std::vector<Claim> claims;
+  std::map<std::string, Origin> seen;
+  for (const ConfigNode* item :
+       items_or_one(map.require("claims", "[{id: ..., kind: ...}]"), "claims")) {
+    Claim claim = read_claim(*item, names);
+    const auto [it, inserted] = seen.emplace(claim.id, claim.origin);
+    if (!inserted) {
+      throw ConfigError(claim.origin, fmt::format("claim '{}' is given twice (first at {})",
+                                                  claim.id, it->second.str()));
+    }
+    claims.push_back(std::move(claim));
+  }
+  return claims;
+}
+
+}  // namespace gpuscale::validation

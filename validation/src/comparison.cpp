@@ -1,0 +1,49 @@
+#include "validation/src/comparison.hpp"
+
+#include <cmath>
+
+namespace gpuscale::validation {
+
+double error_pct(double measured, double predicted) {
+  return 100 * (predicted - measured) / measured;
+}
+
+std::optional<double> mape_pct(const std::vector<PointResult>& points) {
+  double sum = 0;
+  int counted = 0;
+  for (const PointResult& p : points) {
+    if (p.point.suspect) continue;
+    sum += std::abs(p.error_pct);
+    ++counted;
+  }
+  if (counted == 0) return std::nullopt;
+  return sum / counted;
+}
+
+Comparison compare(const Suite& suite, const Metrics& metrics) {
+  Comparison c;
+  for (const Table& table : suite.tables) {
+    std::vector<PointResult> points;
+    for (const Point& p : table.points) {
+      const double predicted = metrics.predicted(table, p);
+      points.push_back({table.id, p, predicted, error_pct(p.measured, predicted)});
+    }
+    TableSummary summary{table.id, table.title, mape_pct(points)};
+    for (const PointResult& p : points)
+      ++(p.point.suspect ? summary.suspect_points : summary.points_in_mape);
+    for (const Bound& b : table.bounds) {
+      const double predicted = metrics.predicted(table, b);
+      c.bounds.push_back({table.id, b, predicted, predicted < b.below});
+      ++summary.bounds;
+      summary.bounds_holding += c.bounds.back().holds ? 1 : 0;
+    }
+    c.tables.push_back(summary);
+    c.points.insert(c.points.end(), points.begin(), points.end());
+  }
+  c.overall_mape_pct = mape_pct(c.points);
+  for (const TableSummary& t : c.tables) c.overall_points += t.points_in_mape;
+  for (const Claim& claim : suite.claims) c.claims.push_back(evaluate_claim(claim, metrics));
+  return c;
+}
+
+}  // namespace gpuscale::validation

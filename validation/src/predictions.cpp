@@ -1,0 +1,139 @@
+#include "validation/src/predictions.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "sim/core/error.hpp"
+#include "sim/replay/machine_setup.hpp"
+#include "sim/replay/replay.hpp"
+#include "validation/src/claims.hpp"
+#include "workloads/src/framework.hpp"
+#include "workloads/src/memory_model.hpp"
+#include "workloads/src/workload_loader.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+struct Model {
+  wl::Workload workload;
+  wl::WorkloadCosts costs;
+};
+
+// The study ran each network on the setup's dataset and precision; a workload file that trains
+// otherwise would be compared with runs it does not describe.
+void check_workload(const Setup& setup, const NameMapping& network, const wl::Workload& w) {
+  if (w.dataset != setup.dataset || to_string(w.precision) != setup.precision) {
+    throw ConfigError(
+        network.origin,
+        fmt::format("network {} maps to workload {}, which trains on {} in {}, but the "
+                    "setup says {} in {} (map it to a workload of the setup's)",
+                    network.study, network.gpuscale, w.dataset, to_string(w.precision),
+                    setup.dataset, setup.precision));
+  }
+}
+
+// The simulated machine's GPUs must have the memory the study's had.
+void check_machine(const Setup& setup) {
+  const int most = *std::max_element(setup.gpus.begin(), setup.gpus.end());
+  const topo::Topology machine = sim::machine_for(setup.topology, {}, most);
+  for (int g : machine.gpus()) {
+    const topo::Device& gpu = machine.devices()[static_cast<size_t>(g)];
+    if (gpu.memory && gpu.memory->value != setup.gpu_memory.value) {
+      throw ConfigError(setup.origin,
+                        fmt::format("setup.gpu_memory is {}, but {}'s {} has {} (make them agree)",
+                                    format_bytes(setup.gpu_memory), machine.name(), gpu.name,
+                                    format_bytes(*gpu.memory)));
+    }
+  }
+}
+
+wl::MemoryOptions memory_options(const std::string& comm, int gpus, int batch) {
+  wl::MemoryOptions o;
+  o.batch = batch;
+  o.gpus = gpus;
+  o.exchange = wl::exchange_layout_of(comm);
+  // Allreduce methods fuse gradients into a buffer of the experiment's default size.
+  o.fusion_buffer_bytes = sim::is_kvstore_method(comm) ? 0 : sim::Experiment{}.fusion_mb * 1e6;
+  return o;
+}
+
+// The largest batch of every max_batch claim's network, method, GPU count and GPU memory.
+std::map<CapacityKey, int> largest_batches(const Suite& suite,
+                                           const std::map<std::string, Model>& models,
+                                           const wl::FrameworkConfig& framework) {
+  std::map<CapacityKey, int> largest;
+  for (const Claim& claim : suite.claims) {
+    if (claim.kind != "max_batch") continue;
+    const ClaimParams& p = claim.params;
+    for (const auto& net : p.networks) {
+      for (const auto& method : p.methods) {
+        for (int g : p.gpus) {
+          const Model& m = models.at(net);
+          largest[{net, method, g, p.gpu_memory.value}] =
+              wl::largest_batch(m.workload, m.costs, framework,
+                                memory_options(suite.comm_of(method), g, 1), p.gpu_memory.value);
+        }
+      }
+    }
+  }
+  return largest;
+}
+
+// gpuscale's names in a mapping, each once (two study names may map to one).
+std::vector<std::string> distinct_targets(const std::vector<NameMapping>& mappings) {
+  std::vector<std::string> names;
+  for (const NameMapping& m : mappings) {
+    if (std::find(names.begin(), names.end(), m.gpuscale) == names.end())
+      names.push_back(m.gpuscale);
+  }
+  return names;
+}
+
+}  // namespace
+
+Predictions predict(const Suite& suite, const Progress& progress) {
+  const Setup& setup = suite.setup;
+  check_machine(setup);
+  std::map<std::string, Model> models;  // by the study's network name
+  for (const NameMapping& network : suite.networks) {
+    wl::Workload w = wl::load_workload(network.gpuscale);
+    check_workload(setup, network, w);
+    wl::WorkloadCosts costs = wl::compute_costs(w);
+    models.emplace(network.study, Model{std::move(w), std::move(costs)});
+  }
+  const wl::FrameworkConfig framework = wl::load_framework(setup.framework);
+
+  // One strong-scaling experiment covers the weak runs too (metrics.hpp).
+  sim::Experiment experiment;
+  experiment.topology = setup.topology;
+  experiment.workloads = distinct_targets(suite.networks);
+  experiment.comms = distinct_targets(suite.methods);
+  experiment.batches = setup.batches;
+  experiment.gpus = setup.gpus;
+  experiment.scaling = sim::Scaling::Strong;
+  experiment.images = setup.strong_images;
+  const std::vector<sim::ResultRow> rows = sim::run_experiment(experiment, progress);
+
+  Predictions predictions;
+  for (const sim::ResultRow& row : rows) {
+    for (const NameMapping& network : suite.networks) {
+      if (network.gpuscale != row.workload) continue;
+      const Model& m = models.at(network.study);
+      const wl::MemoryParts gpu0 = wl::estimate_memory(
+          m.workload, m.costs, framework, memory_options(row.comm, row.gpus, row.batch))[0];
+      for (const NameMapping& method : suite.methods) {
+        if (method.gpuscale != row.comm) continue;
+        predictions.runs[{network.study, method.study, row.gpus, row.batch}] =
+            PredictedRun{row.iteration_s,    row.fpbp_s,
+                         row.wu_s,           gpu0.before_training() / 1e9,
+                         row.memory_gpu0_gb, row.memory_max_other_gb};
+      }
+    }
+  }
+  predictions.largest_batches = largest_batches(suite, models, framework);
+  return predictions;
+}
+
+}  // namespace gpuscale::validation

@@ -1,0 +1,22 @@
+// gpuscale's predictions of a suite's runs: the study's setup simulated once as one experiment
+// (every network x method x batch x GPU count, sim/replay/experiment.hpp), plus the memory
+// figures the replay does not report (pre-training memory, the largest batch that fits).
+#pragma once
+
+#include <functional>
+
+#include "sim/replay/experiment.hpp"
+#include "validation/src/metrics.hpp"
+#include "validation/src/suite.hpp"
+
+namespace gpuscale::validation {
+
+// Called after each simulated configuration (for progress on stderr).
+using Progress = std::function<void(int done, int total, const sim::ResultRow& row)>;
+
+// Throws ConfigError when the setup does not describe what gpuscale would simulate: a network
+// whose workload trains on another dataset or in another precision than the setup's, a machine
+// whose GPUs have other memory than setup.gpu_memory.
+Predictions predict(const Suite& suite, const Progress& progress = nullptr);
+
+}  // namespace gpuscale::validation

@@ -1,0 +1,217 @@
+#include "validation/src/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpuscale::validation {
+namespace {
+
+using nlohmann::ordered_json;
+
+constexpr int kFailuresShown = 3;
+
+std::string names_of(const std::vector<NameMapping>& mappings) {
+  std::vector<std::string> pairs;
+  for (const NameMapping& m : mappings) pairs.push_back(m.study + " = " + m.gpuscale);
+  return fmt::format("{}", fmt::join(pairs, ", "));
+}
+
+std::string header(const Suite& suite) {
+  const Setup& s = suite.setup;
+  return fmt::format(
+      "Validation suite {}: {}\n"
+      "machine {}; methods {}\n"
+      "networks {}\n"
+      "per-GPU batches {}; GPUs {}; strong scaling {} images per epoch, weak {} per GPU\n"
+      "error % = 100 x (predicted - measured) / measured; MAPE = mean |error %|; suspect points "
+      "are "
+      "shown, not counted\n",
+      suite.name, suite.title, s.topology, names_of(suite.methods), names_of(suite.networks),
+      fmt::join(s.batches, "/"), fmt::join(s.gpus, "/"), s.strong_images, s.weak_images_per_gpu);
+}
+
+// A run's columns, then three of values.
+std::string run_columns(const StudyRun& r) {
+  return fmt::format("  {:<13} {:<6} {:>4} {:>5}", r.network, r.method, r.gpus, r.batch);
+}
+
+std::string columns_header(const char* first, const char* second, const char* third) {
+  return fmt::format("  {:<13} {:<6} {:>4} {:>5} {:>9} {:>9} {:>8}\n", "network", "method", "gpus",
+                     "batch", first, second, third);
+}
+
+std::string table_section(const TableSummary& t, const Comparison& c, Metric metric) {
+  std::string points, bounds;
+  for (const PointResult& p : c.points) {
+    if (p.table != t.id) continue;
+    points += run_columns(p.point) + fmt::format(" {:>9.2f} {:>9.2f} {:>+8.1f}{}\n",
+                                                 p.point.measured, p.predicted, p.error_pct,
+                                                 p.point.suspect ? "  suspect: not counted" : "");
+  }
+  for (const BoundResult& b : c.bounds) {
+    if (b.table != t.id) continue;
+    bounds += run_columns(b.bound) + fmt::format(" {:>9} {:>9.2f} {:>8}\n",
+                                                 fmt::format("< {:g}", b.bound.below), b.predicted,
+                                                 b.holds ? "yes" : "no");
+  }
+  std::string out = fmt::format("\n{}: {} [{}]\n", t.id, t.title, to_string(metric));
+  if (!points.empty()) out += columns_header("measured", "predicted", "error %") + points;
+  if (!bounds.empty()) out += columns_header("bound", "predicted", "holds") + bounds;
+  if (t.mape_pct) {
+    out += fmt::format("  MAPE {:.1f}% over {} points\n", *t.mape_pct, t.points_in_mape);
+  }
+  if (t.bounds > 0) {
+    out += fmt::format("  bounds: {} of {} hold (pass/fail, not in the MAPE)\n", t.bounds_holding,
+                       t.bounds);
+  }
+  return out;
+}
+
+std::string mape_summary(const Comparison& c) {
+  std::string out =
+      fmt::format("\nMAPE per table\n  {:<22} {:>7} {:>7}\n", "table", "MAPE %", "points");
+  for (const TableSummary& t : c.tables) {
+    std::string notes;
+    if (t.suspect_points > 0)
+      notes += fmt::format("  {} suspect point{} not counted", t.suspect_points,
+                           t.suspect_points == 1 ? "" : "s");
+    if (t.bounds > 0) notes += fmt::format("  bounds: {} of {} hold", t.bounds_holding, t.bounds);
+    out +=
+        fmt::format("  {:<22} {:>7} {:>7}{}\n", t.id,
+                    t.mape_pct ? fmt::format("{:.1f}", *t.mape_pct) : "-", t.points_in_mape, notes);
+  }
+  out += fmt::format("  {:<22} {:>7} {:>7}\n", "overall",
+                     c.overall_mape_pct ? fmt::format("{:.1f}", *c.overall_mape_pct) : "-",
+                     c.overall_points);
+  return out;
+}
+
+std::string verdict_name(const ClaimResult& r) {
+  if (r.kind == "not_checked") return "not checked";
+  if (!r.holds) return "no verdict";
+  return *r.holds ? "holds" : "FAILS";
+}
+
+// The first sentence of a reason (up to ". " and a capital): the table keeps one line per claim.
+std::string first_sentence(const std::string& text) {
+  for (size_t i = 0; i + 2 < text.size(); ++i) {
+    if (text[i] == '.' && text[i + 1] == ' ' &&
+        std::isupper(static_cast<unsigned char>(text[i + 2]))) {
+      return text.substr(0, i + 1);
+    }
+  }
+  return text;
+}
+
+std::string claim_lines(const ClaimResult& r) {
+  std::string out = fmt::format("  {:<36} {:<22} {}", r.id, r.kind, verdict_name(r));
+  if (r.kind == "not_checked") return out + ": " + first_sentence(r.why_not_checked) + "\n";
+  const auto failing = std::count_if(r.checks.begin(), r.checks.end(),
+                                     [](const Check& c) { return c.holds == false; });
+  if (r.holds == false) {
+    out += fmt::format(": {} of {} checks fail\n", failing, r.checks.size());
+    int shown = 0;
+    for (const Check& c : r.checks) {
+      if (c.holds == false && shown++ < kFailuresShown)
+        out += fmt::format("      {} = {:.3g}\n", c.what, c.value);
+    }
+    if (failing > kFailuresShown)
+      out += fmt::format("      ... and {} more (--format json lists all)\n",
+                         failing - kFailuresShown);
+    return out;
+  }
+  if (r.checks.empty()) return out + ": nothing to check\n";
+  if (r.holds) return out + fmt::format(": all {} checks\n", r.checks.size());
+  // No tolerance: report the largest value, which the claim would want small.
+  const auto worst =
+      std::max_element(r.checks.begin(), r.checks.end(),
+                       [](const Check& a, const Check& b) { return a.value < b.value; });
+  return out + fmt::format(" (no tolerance); largest: {} = {:.3g}\n", worst->what, worst->value);
+}
+
+std::string claims_section(const Comparison& c) {
+  int holds = 0, fails = 0, open = 0, unchecked = 0;
+  for (const ClaimResult& r : c.claims) {
+    if (r.kind == "not_checked")
+      ++unchecked;
+    else if (!r.holds)
+      ++open;
+    else
+      ++(*r.holds ? holds : fails);
+  }
+  std::string out = fmt::format("\nClaims: {} hold, {} fail, {} without verdict, {} not checked\n",
+                                holds, fails, open, unchecked);
+  for (const ClaimResult& r : c.claims) out += claim_lines(r);
+  return out;
+}
+
+ordered_json run_json(const std::string& table, const StudyRun& run) {
+  return {{"id", run.id},
+          {"table", table},
+          {"network", run.network},
+          {"method", run.method},
+          {"gpus", run.gpus},
+          {"batch", run.batch},
+          {"scaling", run.scaling == sim::Scaling::Weak ? "weak" : "strong"}};
+}
+
+ordered_json optional_number(const std::optional<double>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
+
+ordered_json optional_bool(const std::optional<bool>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
+
+}  // namespace
+
+std::string comparison_table(const Suite& suite, const Comparison& c) {
+  std::string out = header(suite);
+  for (size_t i = 0; i < c.tables.size(); ++i)
+    out += table_section(c.tables[i], c, suite.tables[i].metric);
+  out += mape_summary(c);
+  out += claims_section(c);
+  return out;
+}
+
+ordered_json comparison_json(const Suite& suite, const Comparison& c) {
+  ordered_json points = ordered_json::array();
+  for (const PointResult& p : c.points) {
+    ordered_json point = run_json(p.table, p.point);
+    point["measured"] = p.point.measured;
+    point["predicted"] = p.predicted;
+    point["error_pct"] = p.error_pct;
+    point["suspect"] = p.point.suspect;
+    points.push_back(point);
+  }
+  ordered_json bounds = ordered_json::array();
+  for (const BoundResult& b : c.bounds) {
+    ordered_json bound = run_json(b.table, b.bound);
+    bound["below"] = b.bound.below;
+    bound["predicted"] = b.predicted;
+    bound["holds"] = b.holds;
+    bounds.push_back(bound);
+  }
+  ordered_json claims = ordered_json::array();
+  for (const ClaimResult& r : c.claims) {
+    ordered_json checks = ordered_json::array();
+    for (const Check& k : r.checks)
+      checks.push_back({{"what", k.what}, {"value", k.value}, {"holds", optional_bool(k.holds)}});
+    ordered_json claim = {
+        {"id", r.id}, {"kind", r.kind}, {"holds", optional_bool(r.holds)}, {"checks", checks}};
+    if (!r.why_not_checked.empty()) claim["why_not_checked"] = r.why_not_checked;
+    claims.push_back(claim);
+  }
+  ordered_json mape = ordered_json::object();
+  for (const TableSummary& t : c.tables) mape[t.id] = optional_number(t.mape_pct);
+  mape["overall"] = optional_number(c.overall_mape_pct);
+  return {{"suite", suite.name},
+          {"points", points},
+          {"bounds", bounds},
+          {"claims", claims},
+          {"mape_pct", mape}};
+}
+
+}  // namespace gpuscale::validation

@@ -1,0 +1,134 @@
+// A validation suite: measurements of a real study (validation/NAME/*.yaml), the setup the study
+// ran, and its qualitative claims, as plain structs. The files are described in
+// docs/validation.md; each metric is defined by its table's `interpretation`.
+//
+// Names inside a suite are the study's ("LeNet", "P2P"); `networks` and `methods` map them to
+// gpuscale's workloads and --comm methods.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/core/shipped_files.hpp"
+#include "sim/core/units.hpp"
+#include "sim/replay/experiment.hpp"
+
+namespace gpuscale::validation {
+
+// How the study ran: the machine, the per-GPU batches, the GPU counts and the images per epoch.
+struct Setup {
+  std::string topology;
+  std::string framework;  // memory-model constants (workloads/frameworks)
+  std::vector<int> gpus;
+  std::vector<int> batches;  // per GPU
+  std::string dataset;
+  std::string precision;
+  long strong_images = 0;        // per epoch, whatever the GPU count
+  long weak_images_per_gpu = 0;  // per epoch and GPU
+  Bytes gpu_memory;              // of each of the machine's GPUs
+  Origin origin;
+};
+
+enum class Metric { Speedup, OverheadPct, MemoryPretrainGb, MemoryGpu0Gb, MemoryGpuxGb };
+const char* to_string(Metric metric);  // the name a table's `metric` gives it
+
+// A run of the study that a table reports on, by the study's names.
+struct StudyRun {
+  std::string id;  // "lenet-speedup/LeNet/P2P/2gpu/b16"
+  std::string network, method;
+  int gpus = 1;
+  int batch = 1;
+  sim::Scaling scaling = sim::Scaling::Strong;
+  Origin origin;
+};
+
+// A measured value of a run.
+struct Point : StudyRun {
+  double measured = 0;
+  bool suspect = false;  // shown, but left out of the MAPE
+  std::string note;
+};
+
+// A run whose metric the study gives only as an upper limit ("<1.5x").
+struct Bound : StudyRun {
+  double below = 0;
+};
+
+struct Table {
+  std::string id;
+  std::string title;
+  Metric metric = Metric::Speedup;
+  std::string relative_to;  // OverheadPct: the method the overhead is measured against
+  std::vector<Point> points;
+  std::vector<Bound> bounds;
+};
+
+// The parameters of every claim kind in one struct; a kind reads the fields its form names
+// (claims.hpp). A singular key fills its list with one item (`batch: 16` -> batches {16}).
+struct ClaimParams {
+  std::vector<std::string> networks;     // networks, network
+  std::vector<std::string> methods;      // methods, method
+  std::vector<std::string> better_than;  // networks
+  std::string like;                      // a network
+  std::string faster, slower;            // methods
+  std::vector<int> gpus, to_gpus, batches;
+  int from_gpus = 1;
+  std::vector<std::pair<int, int>> steps;  // (G, G')
+  std::string quantity;                    // epoch_time | speedup
+  std::string over;                        // batch | gpus
+  std::optional<double> within_pct;        // null: report the value, no verdict
+  bool decreasing = true;
+  bool strict = false;
+  std::optional<double> at_least;          // for every G
+  std::map<int, double> at_least_by_gpus;  // or per G
+  double at_most = 0;
+  double at_most_pct = 0, at_least_pct = 0;
+  std::vector<std::string> columns;  // pretrain | gpu0 | gpux
+  int largest_trainable_batch = 0, first_failing_batch = 0;
+  Bytes gpu_memory;
+};
+
+struct ClaimForm;  // claims.hpp
+
+struct Claim {
+  std::string id;
+  std::string kind;
+  std::string text;
+  const ClaimForm* form = nullptr;  // null for not_checked
+  ClaimParams params;
+  std::string why_not_checked;
+  Origin origin;
+};
+
+// A study's name for a method or network and gpuscale's (`P2P` -> `p2p`, `ResNet` -> `resnet-50`).
+struct NameMapping {
+  std::string study;
+  std::string gpuscale;
+  Origin origin;
+};
+
+struct Suite {
+  std::string name;
+  std::string title;
+  Setup setup;
+  std::vector<NameMapping> methods;   // to --comm methods, in file order
+  std::vector<NameMapping> networks;  // to workloads, in file order
+  std::vector<Table> tables;
+  std::vector<Claim> claims;
+
+  const std::string& comm_of(const std::string& method) const;
+  const std::string& workload_of(const std::string& network) const;
+};
+
+// The shipped suites: validation/NAME/suite.yaml, or $GPUSCALE_VALIDATION_DIR/NAME/suite.yaml.
+const ShippedFolder& shipped_suites();
+
+// `name_or_path`: a shipped suite name, a suite folder or its suite.yaml. Throws ConfigError with
+// the file and line for unknown keys, malformed values and names the suite does not define.
+Suite load_suite(const std::string& name_or_path);
+
+}  // namespace gpuscale::validation

@@ -1,0 +1,329 @@
+// Strict reading of suite.yaml and its tables: exactly the keys the data files use, each value
+// checked against what the suite defines; claims.yaml is read by claim_loader.cpp.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+#include "sim/core/config_reader.hpp"
+#include "sim/replay/replay.hpp"
+#include "validation/src/claim_loader.hpp"
+#include "validation/src/suite.hpp"
+#include "validation/src/suite_reading.hpp"
+#include "workloads/src/dataset.hpp"
+#include "workloads/src/workload_document.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kSuiteKeys = {
+    "name", "title", "source", "setup", "methods", "networks", "alternatives", "tables", "claims"};
+const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus",
+                                             "batches",   "batch_per",     "epochs",
+                                             "dataset",   "strong_images", "weak_images_per_gpu",
+                                             "precision", "gpu_memory"};
+const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
+const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
+                                             "metric", "relative_to", "interpretation",
+                                             "points", "bounds",      "derived_columns"};
+const std::vector<std::string> kPointKeys = {"network", "method",   "gpus",    "batch",
+                                             "scaling", "measured", "suspect", "note"};
+const std::vector<std::string> kBoundKeys = {"network", "method",  "gpus",
+                                             "batch",   "scaling", "below"};
+// The memory table's printed percentage columns, kept by the transcriber as a check on the
+// transcription; they are not points, so only their shape is checked.
+const std::vector<std::string> kDerivedColumnKeys = {"network",
+                                                     "batch",
+                                                     "gpu0_over_gpux_pct",
+                                                     "recomputed",
+                                                     "increase_vs_batch16_pct",
+                                                     "recomputed_from_gpu0"};
+
+const std::vector<std::pair<const char*, Metric>> kMetrics = {
+    {"speedup", Metric::Speedup},
+    {"nccl_overhead_pct", Metric::OverheadPct},
+    {"memory_pretrain_gb", Metric::MemoryPretrainGb},
+    {"memory_gpu0_gb", Metric::MemoryGpu0Gb},
+    {"memory_gpux_gb", Metric::MemoryGpuxGb}};
+
+std::vector<std::string> shipped_suite_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(shipped_suites().dir(), ec)) {
+    if (fs::is_regular_file(entry.path() / "suite.yaml"))
+      names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string suite_file(const std::string& name_or_path) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml")) {
+    const fs::path given(name_or_path);
+    const fs::path file = fs::is_directory(given) ? given / "suite.yaml" : given;
+    if (!fs::is_regular_file(file)) {
+      throw ConfigError(Origin{file.string(), 0},
+                        "no such file (give a suite folder or its suite.yaml)");
+    }
+    return file.string();
+  }
+  const fs::path shipped = fs::path(shipped_suites().dir()) / name_or_path / "suite.yaml";
+  if (fs::is_regular_file(shipped)) return shipped.string();
+  throw ConfigError(Origin{},
+                    unknown_name_message("validation suite", name_or_path, shipped_suite_names()) +
+                        ", or give the path of a suite folder");
+}
+
+void check_source(const ConfigNode& node, std::string_view what) {
+  const MapReader map(node, std::string(what), kSourceKeys);
+  for (const auto& entry : node.entries())
+    check_text(entry.value, fmt::format("'{}' of {}", entry.key, what));
+}
+
+Setup read_setup(const ConfigNode& node) {
+  const MapReader map(node, "setup", kSetupKeys);
+  Setup s;
+  s.origin = node.origin();
+  s.topology = map.string("topology", "dgx1-v100");
+  // The replay's memory columns use MXNet's constants (sim/replay/experiment.cpp).
+  s.framework = read_one_of(map.require("framework", "mxnet"), "framework", {"mxnet"});
+  const ConfigNode& gpus = map.require("gpus", "[1, 2, 4, 8]");
+  s.gpus = read_counts(gpus, "setup.gpus", 1 << 20);
+  if (std::find(s.gpus.begin(), s.gpus.end(), 1) == s.gpus.end()) {
+    throw ConfigError(gpus.origin(), "setup.gpus must include 1: speedups are over one GPU");
+  }
+  s.batches = read_counts(map.require("batches", "[16, 32, 64]"), "setup.batches", 1 << 20);
+  // gpuscale's batch is always per GPU; a study with a total batch needs its batches divided.
+  read_one_of(map.require("batch_per", "gpu"), "setup.batch_per", {"gpu"});
+  // The harness predicts one-epoch runs; every metric is a ratio of such runs or memory.
+  read_integer(map.require("epochs", "1"), "setup.epochs", 1, 1);
+  const ConfigNode& dataset = map.require("dataset", "imagenet");
+  s.dataset = read_string(dataset, "setup.dataset");
+  wl::shipped_datasets().resolve(s.dataset, "", dataset.origin());
+  s.strong_images =
+      read_integer(map.require("strong_images", "256000"), "setup.strong_images", 1, 1L << 40);
+  s.weak_images_per_gpu = read_integer(map.require("weak_images_per_gpu", "256000"),
+                                       "setup.weak_images_per_gpu", 1, 1L << 40);
+  s.precision = read_one_of(map.require("precision", "fp32"), "setup.precision", {"fp32", "fp16"});
+  s.gpu_memory = read_bytes(map.require("gpu_memory", "16 GB"), "setup.gpu_memory");
+  return s;
+}
+
+std::vector<NameMapping> read_mappings(
+    const ConfigNode& node, std::string_view what,
+    const std::function<std::string(const ConfigNode&)>& target) {
+  if (!node.is_map() || node.entries().empty()) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} must map the study's names to gpuscale's", what));
+  }
+  std::vector<NameMapping> mappings;
+  for (const auto& entry : node.entries())
+    mappings.push_back({entry.key, target(entry.value), entry.where()});
+  return mappings;
+}
+
+// A shipped workload name, or a path taken relative to the suite's folder.
+std::string workload_of(const ConfigNode& node, const std::string& folder) {
+  const std::string value = read_string(node, "workload");
+  const std::string file = wl::shipped_workloads().resolve(value, folder, node.origin());
+  const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
+  return is_path ? file : value;
+}
+
+void check_alternatives(const ConfigNode& node, const SuiteNames& names,
+                        const std::string& folder) {
+  if (!node.is_map())
+    throw ConfigError(node.origin(), "alternatives must map networks to lists of workloads");
+  for (const auto& entry : node.entries()) {
+    names.network(ConfigNode::scalar(entry.key, entry.where()));
+    for (const ConfigNode* item : items_or_one(entry.value, "alternatives"))
+      workload_of(*item, folder);
+  }
+}
+
+sim::Scaling read_scaling(const ConfigNode& node) {
+  return read_one_of(node, "scaling", {"strong", "weak"}) == "weak" ? sim::Scaling::Weak
+                                                                    : sim::Scaling::Strong;
+}
+
+std::vector<const ConfigNode*> list_items(const MapReader& map, std::string_view key) {
+  std::vector<const ConfigNode*> items;
+  const ConfigNode* node = map.find(key);
+  if (node == nullptr) return items;
+  if (!node->is_sequence()) {
+    throw ConfigError(node->origin(), fmt::format("'{}' of {} must be a list (write [] for none)",
+                                                  key, map.what()));
+  }
+  for (const ConfigNode& item : node->items()) items.push_back(&item);
+  return items;
+}
+
+// The run a point or bound is about; its id names the table and the run.
+void read_run(StudyRun& run, const MapReader& map, const Table& table, const SuiteNames& names) {
+  run.origin = map.node().origin();
+  run.network = names.network(map.require("network", "LeNet"));
+  run.method = names.method(map.require("method", "P2P"));
+  run.gpus = names.gpus(map.require("gpus", "8"));
+  run.batch = names.batch(map.require("batch", "16"));
+  run.scaling = read_scaling(map.require("scaling", "strong"));
+  run.id = fmt::format("{}/{}/{}/{}gpu/b{}{}", table.id, run.network, run.method, run.gpus,
+                       run.batch, run.scaling == sim::Scaling::Weak ? "/weak" : "");
+}
+
+Point read_point(const ConfigNode& node, const Table& table, const SuiteNames& names) {
+  const MapReader map(node, "point of table " + table.id, kPointKeys);
+  Point p;
+  read_run(p, map, table, names);
+  const ConfigNode& measured = map.require("measured", "1.62");
+  p.measured = read_number(measured, "measured", -1e12, 1e12);
+  if (p.measured == 0)
+    throw ConfigError(measured.origin(), "measured is 0: a relative error needs a non-zero value");
+  if (const auto* n = map.find("suspect")) p.suspect = read_bool(*n, "suspect");
+  if (const auto* n = map.find("note")) p.note = read_string(*n, "note");
+  if (table.metric == Metric::MemoryGpuxGb && p.gpus < 2) {
+    throw ConfigError(
+        node.origin(),
+        "memory_gpux_gb needs a run of 2 or more GPUs (GPUx is a GPU other than GPU0)");
+  }
+  return p;
+}
+
+Bound read_bound(const ConfigNode& node, const Table& table, const SuiteNames& names) {
+  const MapReader map(node, "bound of table " + table.id, kBoundKeys);
+  Bound b;
+  read_run(b, map, table, names);
+  b.below = read_number(map.require("below", "3"), "below", -1e12, 1e12);
+  return b;
+}
+
+void check_derived_column(const ConfigNode& node, const SuiteNames& names) {
+  const MapReader map(node, "derived column", kDerivedColumnKeys);
+  names.network(map.require("network", "LeNet"));
+  names.batch(map.require("batch", "16"));
+  for (const auto& entry : node.entries()) {
+    if (entry.key != "network" && entry.key != "batch")
+      optional_number(entry.value, entry.key, -1e6, 1e6);
+  }
+}
+
+Table read_table(const std::string& path, const SuiteNames& names) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  const MapReader map(root, "table", kTableKeys);
+  Table t;
+  t.id = map.string("id", fs::path(path).stem().string());
+  t.title = map.string("title", "\"LeNet speedup over 1 GPU\"");
+  std::vector<std::string> metric_names;
+  for (const auto& [name, metric] : kMetrics) metric_names.push_back(name);
+  const std::string metric = read_one_of(map.require("metric", "speedup"), "metric", metric_names);
+  t.metric = std::find_if(kMetrics.begin(), kMetrics.end(), [&](const auto& m) {
+               return metric == m.first;
+             })->second;
+  if (const auto* n = map.find("relative_to")) {
+    if (t.metric != Metric::OverheadPct) {
+      throw ConfigError(
+          n->origin(),
+          fmt::format("relative_to applies to metric nccl_overhead_pct, not {} (remove it)",
+                      metric));
+    }
+    t.relative_to = names.method(*n);
+  } else if (t.metric == Metric::OverheadPct) {
+    map.require("relative_to", "P2P");
+  }
+  if (const auto* n = map.find("source")) check_source(*n, "source of table " + t.id);
+  if (const auto* n = map.find("interpretation")) check_text(*n, "interpretation");
+  for (const ConfigNode* item : list_items(map, "points"))
+    t.points.push_back(read_point(*item, t, names));
+  for (const ConfigNode* item : list_items(map, "bounds"))
+    t.bounds.push_back(read_bound(*item, t, names));
+  for (const ConfigNode* item : list_items(map, "derived_columns"))
+    check_derived_column(*item, names);
+  return t;
+}
+
+// A file of the suite, named relative to its folder; a missing one blames the line naming it.
+std::string file_in(const std::string& folder, const ConfigNode& node, std::string_view what) {
+  const fs::path file = fs::path(folder) / read_string(node, what);
+  if (!fs::is_regular_file(file)) {
+    throw ConfigError(node.origin(),
+                      fmt::format("no {} file '{}' (check the name)", what, file.string()));
+  }
+  return file.string();
+}
+
+// Every point and bound names one run of one table: a second with the same id is a slip.
+void check_unique_ids(const Suite& suite) {
+  std::map<std::string, Origin> seen;
+  auto check = [&seen](const std::string& id, const Origin& origin) {
+    const auto [it, inserted] = seen.emplace(id, origin);
+    if (!inserted)
+      throw ConfigError(origin,
+                        fmt::format("{} is given twice (first at {})", id, it->second.str()));
+  };
+  for (const Table& t : suite.tables) {
+    for (const Point& p : t.points) check(p.id, p.origin);
+    for (const Bound& b : t.bounds) check(b.id, b.origin);
+  }
+}
+
+}  // namespace
+
+const char* to_string(Metric metric) {
+  for (const auto& [name, m] : kMetrics) {
+    if (m == metric) return name;
+  }
+  throw std::logic_error("validation: unknown metric");
+}
+
+const ShippedFolder& shipped_suites() {
+  static const ShippedFolder folder("validation suite", "GPUSCALE_VALIDATION_DIR",
+                                    GPUSCALE_VALIDATION_DIR);
+  return folder;
+}
+
+const std::string& Suite::comm_of(const std::string& method) const {
+  for (const NameMapping& m : methods) {
+    if (m.study == method) return m.gpuscale;
+  }
+  throw std::logic_error("validation: method '" + method + "' is not in the suite");
+}
+
+const std::string& Suite::workload_of(const std::string& network) const {
+  for (const NameMapping& m : networks) {
+    if (m.study == network) return m.gpuscale;
+  }
+  throw std::logic_error("validation: network '" + network + "' is not in the suite");
+}
+
+Suite load_suite(const std::string& name_or_path) {
+  const std::string path = suite_file(name_or_path);
+  const std::string folder = fs::path(path).parent_path().string();
+  const ConfigNode root = ConfigNode::load_file(path);
+  const MapReader map(root, "validation suite", kSuiteKeys);
+  Suite suite;
+  suite.name = map.string("name", "dgx1-mxnet");
+  suite.title = map.string("title", "\"the study's title\"");
+  if (const auto* n = map.find("source")) check_source(*n, "source of the suite");
+  suite.setup = read_setup(map.require("setup", "{topology: dgx1-v100, ...}"));
+  suite.methods = read_mappings(
+      map.require("methods", "{P2P: p2p}"), "methods",
+      [](const ConfigNode& n) { return read_one_of(n, "comm method", sim::comm_method_names()); });
+  suite.networks = read_mappings(map.require("networks", "{LeNet: lenet}"), "networks",
+                                 [&folder](const ConfigNode& n) { return workload_of(n, folder); });
+  const SuiteNames names(suite);
+  if (const auto* n = map.find("alternatives")) check_alternatives(*n, names, folder);
+  for (const ConfigNode* item :
+       items_or_one(map.require("tables", "[lenet-speedup.yaml]"), "tables")) {
+    suite.tables.push_back(read_table(file_in(folder, *item, "table"), names));
+  }
+  check_unique_ids(suite);
+  suite.claims =
+      load_claims(file_in(folder, map.require("claims", "claims.yaml"), "claims"), names);
+  return suite;
+}
+
+}  // namespace gpuscale::validation

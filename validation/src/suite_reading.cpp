@@ -1,0 +1,84 @@
+#include "validation/src/suite_reading.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/core/config_reader.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+std::vector<std::string> study_names(const std::vector<NameMapping>& mappings) {
+  std::vector<std::string> names;
+  for (const NameMapping& m : mappings) names.push_back(m.study);
+  return names;
+}
+
+int integer_of(const ConfigNode& node, std::string_view what, const std::vector<int>& allowed,
+               std::string_view setup_key) {
+  const int value = static_cast<int>(read_integer(node, what, 1, 1 << 20));
+  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} {} is not one the suite's setup runs (setup.{}: {})", what,
+                                  value, setup_key, fmt::join(allowed, ", ")));
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string SuiteNames::network(const ConfigNode& node) const {
+  return read_one_of(node, "network", study_names(suite_.networks));
+}
+
+std::string SuiteNames::method(const ConfigNode& node) const {
+  return read_one_of(node, "method", study_names(suite_.methods));
+}
+
+int SuiteNames::gpus(const ConfigNode& node) const {
+  return integer_of(node, "GPU count", suite_.setup.gpus, "gpus");
+}
+
+int SuiteNames::batch(const ConfigNode& node) const {
+  return integer_of(node, "batch", suite_.setup.batches, "batches");
+}
+
+std::vector<std::string> SuiteNames::networks(const ConfigNode& node) const {
+  std::vector<std::string> names;
+  for (const ConfigNode* item : items_or_one(node, "networks")) names.push_back(network(*item));
+  return names;
+}
+
+std::vector<std::string> SuiteNames::methods(const ConfigNode& node) const {
+  std::vector<std::string> names;
+  for (const ConfigNode* item : items_or_one(node, "methods")) names.push_back(method(*item));
+  return names;
+}
+
+std::vector<int> SuiteNames::gpu_counts(const ConfigNode& node) const {
+  std::vector<int> values;
+  for (const ConfigNode* item : items_or_one(node, "GPU counts")) values.push_back(gpus(*item));
+  return values;
+}
+
+std::vector<int> SuiteNames::batches(const ConfigNode& node) const {
+  std::vector<int> values;
+  for (const ConfigNode* item : items_or_one(node, "batches")) values.push_back(batch(*item));
+  return values;
+}
+
+std::optional<double> optional_number(const ConfigNode& node, std::string_view what, double min,
+                                      double max) {
+  if (node.is_scalar() && node.value().empty()) return std::nullopt;
+  return read_number(node, what, min, max);
+}
+
+void check_text(const ConfigNode& node, std::string_view what) {
+  if (node.is_map()) {
+    throw ConfigError(node.origin(), fmt::format("{} must be text or a list of text", what));
+  }
+  for (const ConfigNode& item : node.items()) read_string(item, what);
+}
+
+}  // namespace gpuscale::validation

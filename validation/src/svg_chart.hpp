@@ -1,0 +1,59 @@
+// Two small chart types written as SVG text (no plotting library is available): lines over
+// categories (GPU counts) and grouped, stacked bars. Each has a title, a y axis from 0 with
+// rounded ticks, and a legend on the right. Numbers are printed with fixed decimals, so the same
+// data gives the same bytes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuscale::validation {
+
+enum class Marker { None, Circle, Square, Triangle };
+
+struct LineSeries {
+  std::string label;
+  std::string colour;  // CSS colour, "#1f77b4"
+  bool dashed = false;
+  bool line = true;  // false: markers only
+  Marker marker = Marker::Circle;
+  std::vector<std::pair<int, double>> points;  // (category index, y)
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<std::string> categories;  // along x, evenly spaced
+  std::vector<LineSeries> series;
+};
+
+struct BarSegment {
+  double value = 0;
+  std::string colour;
+  double opacity = 1;
+};
+
+struct Bar {
+  std::vector<BarSegment> segments;  // stacked from the axis up
+};
+
+struct BarGroup {
+  std::string label;
+  std::vector<Bar> bars;
+};
+
+struct LegendEntry {
+  std::string label;
+  std::string colour;
+  double opacity = 1;
+};
+
+struct BarChart {
+  std::string title, y_label;
+  std::vector<BarGroup> groups;
+  std::vector<LegendEntry> legend;
+};
+
+std::string render_svg(const LineChart& chart);
+std::string render_svg(const BarChart& chart);
+
+}  // namespace gpuscale::validation

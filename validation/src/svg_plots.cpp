@@ -1,0 +1,181 @@
+#include "validation/src/svg_plots.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
+#include "validation/src/svg_chart.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kPalette = {"#1f77b4", "#d62728", "#2ca02c",
+                                           "#9467bd", "#ff7f0e", "#8c564b"};
+constexpr double kPale = 0.35;  // measured bars, WU segments
+
+std::string colour(size_t index) { return kPalette[index % kPalette.size()]; }
+
+// "Inception-v3" -> "inception-v3": a file name.
+std::string slug(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+  return out;
+}
+
+const Table& table_of(const Suite& suite, const std::string& id) {
+  return *std::find_if(suite.tables.begin(), suite.tables.end(),
+                       [&](const Table& t) { return t.id == id; });
+}
+
+std::vector<std::string> gpu_categories(const Setup& setup) {
+  std::vector<std::string> categories;
+  for (int g : setup.gpus) categories.push_back(std::to_string(g));
+  return categories;
+}
+
+int category_of(const Setup& setup, int gpus) {
+  return static_cast<int>(std::find(setup.gpus.begin(), setup.gpus.end(), gpus) -
+                          setup.gpus.begin());
+}
+
+LineChart speedup_chart(const Suite& suite, const Metrics& metrics, const Comparison& c,
+                        const std::string& net) {
+  const Setup& setup = suite.setup;
+  const int batch = setup.batches.front();
+  LineChart chart{fmt::format("{}: speedup over 1 GPU, batch {} per GPU", net, batch),
+                  "GPUs",
+                  "speedup",
+                  gpu_categories(setup),
+                  {}};
+  LineSeries ideal{"ideal", "#999999", true, true, Marker::None, {}};
+  for (size_t i = 0; i < setup.gpus.size(); ++i)
+    ideal.points.emplace_back(static_cast<int>(i), setup.gpus[i]);
+  chart.series.push_back(ideal);
+  for (size_t mi = 0; mi < suite.methods.size(); ++mi) {
+    const std::string& method = suite.methods[mi].study;
+    LineSeries predicted{method + " predicted", colour(mi), false, true, Marker::Circle, {}};
+    for (size_t i = 0; i < setup.gpus.size(); ++i) {
+      predicted.points.emplace_back(static_cast<int>(i),
+                                    metrics.speedup({net, method, setup.gpus[i], batch}));
+    }
+    chart.series.push_back(predicted);
+    LineSeries measured{method + " measured", colour(mi), true, true, Marker::Square, {}};
+    LineSeries bounds{
+        method + " bound (measured <)", colour(mi), false, false, Marker::Triangle, {}};
+    for (const PointResult& p : c.points) {
+      const Point& x = p.point;
+      if (table_of(suite, p.table).metric != Metric::Speedup || x.network != net ||
+          x.method != method || x.batch != batch || x.scaling != sim::Scaling::Strong)
+        continue;
+      if (measured.points.empty())
+        measured.points.emplace_back(category_of(setup, 1), 1.0);  // by definition
+      measured.points.emplace_back(category_of(setup, x.gpus), x.measured);
+    }
+    for (const BoundResult& b : c.bounds) {
+      const Bound& x = b.bound;
+      if (table_of(suite, b.table).metric != Metric::Speedup || x.network != net ||
+          x.method != method || x.batch != batch || x.scaling != sim::Scaling::Strong)
+        continue;
+      bounds.points.emplace_back(category_of(setup, x.gpus), x.below);
+    }
+    if (!measured.points.empty()) chart.series.push_back(measured);
+    if (!bounds.points.empty()) chart.series.push_back(bounds);
+  }
+  return chart;
+}
+
+BarChart breakdown_chart(const Suite& suite, const Metrics& metrics, const std::string& net) {
+  const int batch = suite.setup.batches.front();
+  BarChart chart{fmt::format("{}: predicted FP+BP and WU per epoch, batch {} per GPU", net, batch),
+                 "seconds per epoch",
+                 {},
+                 {}};
+  for (int g : suite.setup.gpus) {
+    BarGroup group{fmt::format("{} GPU{}", g, g == 1 ? "" : "s"), {}};
+    for (size_t mi = 0; mi < suite.methods.size(); ++mi) {
+      const RunKey run{net, suite.methods[mi].study, g, batch};
+      group.bars.push_back({{{metrics.fpbp_epoch_s(run), colour(mi), 1},
+                             {metrics.wu_epoch_s(run), colour(mi), kPale}}});
+    }
+    chart.groups.push_back(group);
+  }
+  for (size_t mi = 0; mi < suite.methods.size(); ++mi) {
+    chart.legend.push_back({suite.methods[mi].study + " FP+BP", colour(mi), 1});
+    chart.legend.push_back({suite.methods[mi].study + " WU", colour(mi), kPale});
+  }
+  return chart;
+}
+
+bool is_memory(Metric m) {
+  return m == Metric::MemoryPretrainGb || m == Metric::MemoryGpu0Gb || m == Metric::MemoryGpuxGb;
+}
+
+// Groups by batch; in each, one measured and one predicted bar per memory table.
+BarChart memory_chart(const Suite& suite, const Comparison& c, const std::string& net) {
+  BarChart chart{fmt::format("{}: memory per GPU, measured and predicted", net), "GB", {}, {}};
+  std::vector<std::string> tables;
+  for (const Table& t : suite.tables) {
+    if (is_memory(t.metric)) tables.push_back(t.id);
+  }
+  for (int batch : suite.setup.batches) {
+    BarGroup group{fmt::format("batch {}", batch), {}};
+    for (size_t ti = 0; ti < tables.size(); ++ti) {
+      for (const PointResult& p : c.points) {
+        if (p.table != tables[ti] || p.point.network != net || p.point.batch != batch) continue;
+        group.bars.push_back({{{p.point.measured, colour(ti), kPale}}});
+        group.bars.push_back({{{p.predicted, colour(ti), 1}}});
+      }
+    }
+    if (!group.bars.empty()) chart.groups.push_back(group);
+  }
+  for (size_t ti = 0; ti < tables.size(); ++ti) {
+    chart.legend.push_back({tables[ti] + " measured", colour(ti), kPale});
+    chart.legend.push_back({tables[ti] + " predicted", colour(ti), 1});
+  }
+  return chart;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) {
+    throw ConfigError(Origin{path.string(), 0},
+                      "cannot write the figure (check the folder is writable)");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> write_plots(const Suite& suite, const Metrics& metrics,
+                                     const Comparison& comparison, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw ConfigError(Origin{dir, 0}, "cannot create the folder for the figures: " + ec.message());
+  std::vector<std::pair<std::string, std::string>> figures;  // file name, SVG
+  for (const NameMapping& network : suite.networks) {
+    const std::string& net = network.study;
+    figures.emplace_back("speedup-" + slug(net) + ".svg",
+                         render_svg(speedup_chart(suite, metrics, comparison, net)));
+    figures.emplace_back("breakdown-" + slug(net) + ".svg",
+                         render_svg(breakdown_chart(suite, metrics, net)));
+    const BarChart memory = memory_chart(suite, comparison, net);
+    if (!memory.groups.empty())
+      figures.emplace_back("memory-" + slug(net) + ".svg", render_svg(memory));
+  }
+  std::vector<std::string> paths;
+  for (const auto& [name, svg] : figures) {
+    const fs::path path = fs::path(dir) / name;
+    write_text(path, svg);
+    paths.push_back(path.string());
+  }
+  return paths;
+}
+
+}  // namespace gpuscale::validation
