@@ -34,12 +34,9 @@ std::string simulate(const Experiment& e, const Configuration& c) {
   const double per_iteration = static_cast<double>(c.gpus) * c.batch;
   const double iterations = std::ceil(static_cast<double>(images) / per_iteration);
 
-  wl::MemoryOptions memory;
-  memory.batch = c.batch;
-  memory.gpus = c.gpus;
-  memory.exchange = wl::exchange_layout_of(c.comm);
-  memory.fusion_buffer_bytes = is_kvstore_method(c.comm) ? 0 : inputs.setup.fusion_bytes;
-  const auto parts = wl::estimate_memory(w, costs, wl::load_framework("mxnet"), memory);
+  const auto parts = wl::estimate_memory(
+      w, costs, wl::load_framework("mxnet"),
+      memory_options_of(c.comm, c.gpus, c.batch, inputs.setup.fusion_bytes));
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
 
@@ -70,6 +67,7 @@ std::string simulate(const Experiment& e, const Configuration& c) {
               {"exposed_comm_s", r.exposed_comm_s},
               {"memory_gpu0_gb", parts[0].total() / 1e9},
               {"memory_max_other_gb", max_other / 1e9},
+              {"memory_before_training_gb", parts[0].before_training() / 1e9},
               {"link_utilisation", links},
               {"activities", r.activities},
               {"wall_s", wall},
@@ -94,6 +92,7 @@ ResultRow row_of(const Experiment& e, const Configuration& c, const std::string&
   row.exposed_comm_s = j["exposed_comm_s"];
   row.memory_gpu0_gb = j["memory_gpu0_gb"];
   row.memory_max_other_gb = j["memory_max_other_gb"];
+  row.memory_before_training_gb = j["memory_before_training_gb"];
   for (const auto& [kind, u] : j["link_utilisation"].items()) {
     row.link_utilisation[kind] = {u["max"], u["mean"]};
   }
@@ -106,6 +105,16 @@ ResultRow row_of(const Experiment& e, const Configuration& c, const std::string&
 }
 
 }  // namespace
+
+wl::MemoryOptions memory_options_of(const std::string& comm, int gpus, int batch,
+                                    double fusion_bytes) {
+  wl::MemoryOptions o;
+  o.batch = batch;
+  o.gpus = gpus;
+  o.exchange = wl::exchange_layout_of(comm);
+  o.fusion_buffer_bytes = is_kvstore_method(comm) ? 0 : fusion_bytes;
+  return o;
+}
 
 std::vector<ResultRow> run_experiment(const Experiment& e,
                                       const std::function<void(int, int, const ResultRow&)>& progress) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/replay/timeline.hpp"
+#include "workloads/src/memory_model.hpp"
 
 namespace gpuscale::sim {
 
@@ -50,11 +51,17 @@ struct ResultRow {
   double iteration_s = 0, epoch_s = 0, speedup = 0, throughput_img_s = 0;
   double fpbp_s = 0, wu_s = 0, exposed_comm_s = 0;
   double memory_gpu0_gb = 0, memory_max_other_gb = 0;
+  double memory_before_training_gb = 0;  // GPU0 once set up: context, weights, gradients
   std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind
   long activities = 0;
   double wall_s = 0;  // host time the simulation took
   Timeline timeline;  // when the experiment records one
 };
+
+// What the memory model needs to know of a configuration's exchange: allreduce methods also hold
+// the fusion buffer of `fusion_bytes`.
+wl::MemoryOptions memory_options_of(const std::string& comm, int gpus, int batch,
+                                    double fusion_bytes);
 
 // Runs every configuration; `progress(done, total, row)` after each (for stderr).
 std::vector<ResultRow> run_experiment(

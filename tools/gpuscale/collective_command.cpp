@@ -1,7 +1,6 @@
 #include "tools/gpuscale/collective_command.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -61,14 +60,6 @@ double parse_size(const std::string& text) {
   return bytes;
 }
 
-void check_algo(const std::string& algo) {
-  const std::vector<std::string> names = sim::comm_method_names();
-  if (std::find(names.begin(), names.end(), algo) == names.end()) {
-    throw ConfigError(Origin{"--algo", 0}, fmt::format("unknown algorithm '{}' (choose one of: {})",
-                                                       algo, fmt::join(names, ", ")));
-  }
-}
-
 // nccl-tests' conventions (its doc/PERFORMANCE.md): algbw = S / t; an allreduce's bus bandwidth,
 // busbw = algbw x 2(n-1)/n, is what each link of a ring carries, so it compares across GPU counts
 // and with the links' own bandwidth.
@@ -122,7 +113,6 @@ std::string rows_table(const std::vector<Row>& rows) {
 }
 
 void run(const CollectiveOptions& o) {
-  check_algo(o.algo);
   std::vector<double> sizes;
   for (const std::string& text : o.bytes) sizes.push_back(parse_size(text));
   std::vector<Row> rows;
@@ -156,6 +146,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--topology", o->topology, "A shipped machine or a .yaml file")
       ->capture_default_str();
   cmd->add_option("--algo", o->algo, "Allreduce algorithm: a --comm method of `gpuscale run`")
+      ->check(CLI::IsMember(sim::comm_method_names()))
       ->capture_default_str();
   cmd->add_option("--gpus", o->gpus, "GPU counts, comma-separated")
       ->delimiter(',')

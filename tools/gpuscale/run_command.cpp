@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "sim/core/error.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/replay/experiment.hpp"
 #include "sim/replay/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
@@ -60,21 +60,6 @@ void check_writable_folder(const std::string& path) {
     throw ConfigError(Origin{"--trace", 0}, fmt::format("folder '{}' does not exist: create it or "
                                                         "write the trace elsewhere", folder.string()));
   }
-}
-
-// Writes `text` to `path` whole or not at all: into a temporary file renamed over `path`.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary);
-    out << text;
-    if (!out.flush()) {
-      std::filesystem::remove(partial);
-      throw ConfigError(Origin{"--trace", 0}, fmt::format("cannot write '{}': check the folder exists "
-                                                          "and is writable", path));
-    }
-  }
-  std::filesystem::rename(partial, path);
 }
 
 std::string trace_of(const std::vector<sim::ResultRow>& rows) {
@@ -167,7 +152,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                       experiment.images > 0 ? std::to_string(experiment.images) : "dataset");
     out += results_table(rows);
   }
-  if (!o.trace.empty()) write_file_atomically(o.trace, trace_of(rows));
+  if (!o.trace.empty()) write_output_file(o.trace, trace_of(rows), Origin{"--trace", 0});
   std::cout << out;
 }
 

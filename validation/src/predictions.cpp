@@ -49,15 +49,8 @@ void check_machine(const Setup& setup) {
   }
 }
 
-wl::MemoryOptions memory_options(const std::string& comm, int gpus, int batch) {
-  wl::MemoryOptions o;
-  o.batch = batch;
-  o.gpus = gpus;
-  o.exchange = wl::exchange_layout_of(comm);
-  // Allreduce methods fuse gradients into a buffer of the experiment's default size.
-  o.fusion_buffer_bytes = sim::is_kvstore_method(comm) ? 0 : sim::Experiment{}.fusion_mb * 1e6;
-  return o;
-}
+// Allreduce methods fuse gradients into a buffer of the experiment's default size, as the runs do.
+const double kFusionBytes = sim::Experiment{}.fusion_mb * 1e6;
 
 // The largest batch of every max_batch claim's network, method, GPU count and GPU memory.
 std::map<CapacityKey, int> largest_batches(const Suite& suite,
@@ -73,7 +66,8 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
           const Model& m = models.at(net);
           largest[{net, method, g, p.gpu_memory.value}] =
               wl::largest_batch(m.workload, m.costs, framework,
-                                memory_options(suite.comm_of(method), g, 1), p.gpu_memory.value);
+                                sim::memory_options_of(suite.comm_of(method), g, 1, kFusionBytes),
+                                p.gpu_memory.value);
         }
       }
     }
@@ -120,14 +114,11 @@ Predictions predict(const Suite& suite, const Progress& progress) {
   for (const sim::ResultRow& row : rows) {
     for (const NameMapping& network : suite.networks) {
       if (network.gpuscale != row.workload) continue;
-      const Model& m = models.at(network.study);
-      const wl::MemoryParts gpu0 = wl::estimate_memory(
-          m.workload, m.costs, framework, memory_options(row.comm, row.gpus, row.batch))[0];
       for (const NameMapping& method : suite.methods) {
         if (method.gpuscale != row.comm) continue;
         predictions.runs[{network.study, method.study, row.gpus, row.batch}] =
             PredictedRun{row.iteration_s,    row.fpbp_s,
-                         row.wu_s,           gpu0.before_training() / 1e9,
+                         row.wu_s,           row.memory_before_training_gb,
                          row.memory_gpu0_gb, row.memory_max_other_gb};
       }
     }

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 
+#include "sim/core/output_file.hpp"
 #include "validation/src/svg_chart.hpp"
 
 namespace gpuscale::validation {
@@ -141,15 +141,6 @@ BarChart memory_chart(const Suite& suite, const Comparison& c, const std::string
   return chart;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) {
-    throw ConfigError(Origin{path.string(), 0},
-                      "cannot write the figure (check the folder is writable)");
-  }
-}
-
 }  // namespace
 
 std::vector<std::string> write_plots(const Suite& suite, const Metrics& metrics,
@@ -172,7 +163,7 @@ std::vector<std::string> write_plots(const Suite& suite, const Metrics& metrics,
   std::vector<std::string> paths;
   for (const auto& [name, svg] : figures) {
     const fs::path path = fs::path(dir) / name;
-    write_text(path, svg);
+    write_output_file(path.string(), svg, Origin{"--plot", 0});
     paths.push_back(path.string());
   }
   return paths;
