@@ -176,6 +176,22 @@ DeepBenchConv read_conv(const RowReader& row, int line, const Origin& where) {
 
 }  // namespace
 
+compute::ConvShape conv_shape(const DeepBenchConv& c) {
+  compute::ConvShape s;
+  s.batch = c.n;
+  s.in_channels = c.c;
+  s.in_height = c.h;
+  s.in_width = c.w;
+  s.out_channels = c.k;
+  s.filter_height = c.r;
+  s.filter_width = c.s;
+  s.pad_height = c.pad_h;
+  s.pad_width = c.pad_w;
+  s.stride_height = c.stride_h;
+  s.stride_width = c.stride_w;
+  return s;
+}
+
 DeepBenchResults read_deepbench_csv(const std::string& path) {
   std::ifstream in(path);
   if (!std::filesystem::is_regular_file(path) || !in) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/compute/kernel_time.hpp"
 #include "sim/core/units.hpp"
 
 namespace gpuscale::calib {
@@ -46,6 +47,10 @@ struct DeepBenchResults {
   std::vector<DeepBenchGemm> gemms;
   std::vector<DeepBenchConv> convs;
 };
+
+// The convolution in the compute model's terms: batch N, input C x H x W, K filters of R x S
+// (height x width), DeepBench's pads and strides, one group.
+compute::ConvShape conv_shape(const DeepBenchConv& c);
 
 // Throws ConfigError "FILE:LINE: ..." for a missing file, a section whose header is not the
 // one expected, or a data row with a malformed value (including output sizes P, Q that do not

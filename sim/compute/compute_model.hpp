@@ -27,7 +27,8 @@ struct LayerTimes {
 class ComputeTimeModel {
  public:
   virtual ~ComputeTimeModel() = default;
-  virtual std::string name() const = 0;  // "analytic V100-SXM2" / "profile FILE"
+  // "analytic V100-SXM2", "profile FILE", "profile FILE (measured on X, projected to Y)"
+  virtual std::string name() const = 0;
   // `layer` indexes Workload::layers (layer 0, the input, costs nothing).
   virtual LayerTimes layer_times(int layer, int batch) const = 0;
   // Summing gradients on a GPU: a streaming kernel moving `bytes` (inputs read + output written).
@@ -42,9 +43,10 @@ std::unique_ptr<ComputeTimeModel> make_analytic_model(const wl::Workload& worklo
                                                       const GpuSpec& gpu,
                                                       const AnalyticParams& params);
 
-// Measured times per layer; reductions and updates, which a profile does not hold, come from the
-// analytic model on `gpu`. Throws ConfigError when the profile lacks a layer of the workload or
-// names another workload.
+// Measured times per layer, projected to `gpu` (projection.hpp) when the profile was measured on
+// another model; reductions and updates, which a profile does not hold, come from the analytic
+// model on `gpu`. Throws ConfigError when the profile lacks a layer of the workload, names
+// another workload, or must be projected from a GPU that has no spec file.
 std::unique_ptr<ComputeTimeModel> make_profile_model(const wl::Workload& workload,
                                                      const wl::WorkloadCosts& costs,
                                                      const MeasuredProfile& profile,

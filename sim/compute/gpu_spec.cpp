@@ -14,12 +14,6 @@ namespace {
 
 constexpr std::array<const char*, kPrecisionCount> kPrecisionNames{"fp32", "fp16", "tensor"};
 
-std::string lower_case(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 // A positive quantity of a unit config_reader has no reader for ("15.7 TFLOP/s", "1530 MHz").
 template <typename Quantity>
 Quantity read_positive(const ConfigNode& node, const std::string& what,
@@ -104,6 +98,13 @@ FlopsPerSecond GpuSpec::peak(Precision p) const {
   throw std::logic_error("unhandled precision");
 }
 
+std::string gpu_model_key(const std::string& model_name) {
+  std::string key = model_name;
+  std::transform(key.begin(), key.end(), key.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return key;
+}
+
 const ShippedFolder& shipped_gpus() {
   static const ShippedFolder folder("GPU model", "GPUSCALE_GPUS_DIR", GPUSCALE_GPUS_DIR);
   return folder;
@@ -112,11 +113,11 @@ const ShippedFolder& shipped_gpus() {
 GpuSpec load_gpu_spec(const std::string& model_name_or_path) {
   const bool is_path = model_name_or_path.find('/') != std::string::npos ||
                        model_name_or_path.ends_with(".yaml") || model_name_or_path.ends_with(".yml");
-  const std::string key = is_path ? model_name_or_path : lower_case(model_name_or_path);
+  const std::string key = is_path ? model_name_or_path : gpu_model_key(model_name_or_path);
   const std::string path = shipped_gpus().resolve(key, "", Origin{});
   const ConfigNode doc = ConfigNode::load_file(path);
   GpuSpec spec = read_gpu_spec(doc);
-  if (!is_path && lower_case(spec.name) != key) {
+  if (!is_path && gpu_model_key(spec.name) != key) {
     const ConfigNode& name = *doc.find("name");
     throw ConfigError(name.origin(),
                       fmt::format("the file of GPU model '{}' names itself '{}' (the name must "

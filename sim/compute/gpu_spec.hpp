@@ -44,6 +44,10 @@ struct GpuSpec {
   FlopsPerSecond peak(Precision p) const;
 };
 
+// A model's name as its spec file is named, lower case ("V100-SXM2" -> "v100-sxm2"): two names
+// are the same model when their keys are equal.
+std::string gpu_model_key(const std::string& model_name);
+
 // topologies/gpus/, or $GPUSCALE_GPUS_DIR if set.
 const ShippedFolder& shipped_gpus();
 

@@ -4,9 +4,11 @@
 
 #include <charconv>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 
 #include "sim/core/config_reader.hpp"
+#include "sim/core/yaml_scalar.hpp"
 
 namespace gpuscale::compute {
 namespace {
@@ -25,8 +27,8 @@ long read_batch_key(const ConfigNode::Entry& entry, const std::string& layer) {
   return batch;
 }
 
-PassTimes read_pass_times(const ConfigNode& node, const std::string& what) {
-  MapReader r(node, what, training_pass_names());
+// The three passes' times, under `what`; other keys of the mapping are the caller's to allow.
+PassTimes read_pass_times(const MapReader& r, const std::string& what) {
   PassTimes t;
   t.forward = read_seconds(r.require("forward", "1.2 ms"), fmt::format("forward of {}", what));
   t.backward_data = read_seconds(r.require("backward_data", "1.1 ms"),
@@ -34,6 +36,40 @@ PassTimes read_pass_times(const ConfigNode& node, const std::string& what) {
   t.backward_weights = read_seconds(r.require("backward_weights", "1.3 ms"),
                                     fmt::format("backward_weights of {}", what));
   return t;
+}
+
+// One layer at one batch: the three medians, then optionally their spread and the algorithms.
+BatchMeasurement read_batch(const ConfigNode& node, const std::string& what) {
+  std::vector<std::string> keys = training_pass_names();
+  keys.insert(keys.end(), {"spread", "algorithm"});
+  const MapReader r(node, what, keys);
+  BatchMeasurement m;
+  m.time = read_pass_times(r, what);
+  if (const ConfigNode* spread = r.find("spread")) {
+    const std::string spread_what = fmt::format("spread of {}", what);
+    m.spread = read_pass_times(MapReader(*spread, spread_what, training_pass_names()), spread_what);
+  }
+  if (const ConfigNode* algorithm = r.find("algorithm")) {
+    const MapReader a(*algorithm, fmt::format("algorithm of {}", what), training_pass_names());
+    for (int p = 0; p < kTrainingPassCount; ++p) {
+      const std::string pass = to_string(static_cast<TrainingPass>(p));
+      m.algorithm[p] = a.string(pass, "IMPLICIT_PRECOMP_GEMM");
+    }
+  }
+  return m;
+}
+
+std::vector<long> read_out_of_memory_batches(const ConfigNode& node) {
+  if (!node.is_sequence()) {
+    throw ConfigError(node.origin(), "out_of_memory_batches must be a list of batch sizes (e.g. "
+                                     "'[2048, 4096]', or '[]')");
+  }
+  std::vector<long> batches;
+  for (const ConfigNode& item : node.items()) {
+    batches.push_back(read_integer(item, "a batch of out_of_memory_batches", 1,
+                                   std::numeric_limits<long>::max()));
+  }
+  return batches;
 }
 
 LayerProfile read_layer(const ConfigNode::Entry& entry) {
@@ -53,22 +89,36 @@ LayerProfile read_layer(const ConfigNode::Entry& entry) {
                                                          "(keep one)",
                                                          layer.name, batch));
     }
-    layer.by_batch[batch] = read_pass_times(
-        batch_entry.value, fmt::format("layer {} at batch {}", layer.name, batch));
+    layer.by_batch[batch] =
+        read_batch(batch_entry.value, fmt::format("layer {} at batch {}", layer.name, batch));
   }
   return layer;
 }
 
-double interpolate(const std::map<long, PassTimes>& by_batch, TrainingPass pass, long batch) {
+// "forward: 310.125 us, backward_data: 0 us, backward_weights: 550.2 us"
+std::string pass_values(const PassTimes& t) {
+  return fmt::format("forward: {}, backward_data: {}, backward_weights: {}",
+                     format_microseconds(t.forward), format_microseconds(t.backward_data),
+                     format_microseconds(t.backward_weights));
+}
+
+std::string pass_values(const std::array<std::string, kTrainingPassCount>& algorithm) {
+  return fmt::format("forward: {}, backward_data: {}, backward_weights: {}",
+                     yaml_scalar(algorithm[0]), yaml_scalar(algorithm[1]),
+                     yaml_scalar(algorithm[2]));
+}
+
+double interpolate(const std::map<long, BatchMeasurement>& by_batch, TrainingPass pass,
+                   long batch) {
   const auto above = by_batch.lower_bound(batch);
-  if (above != by_batch.end() && above->first == batch) return above->second.of(pass).value;
-  if (above == by_batch.begin()) return above->second.of(pass).value;
+  if (above != by_batch.end() && above->first == batch) return above->second.time.of(pass).value;
+  if (above == by_batch.begin()) return above->second.time.of(pass).value;
   const auto below = std::prev(above);
-  const double t0 = below->second.of(pass).value;
+  const double t0 = below->second.time.of(pass).value;
   if (above == by_batch.end()) {
     return t0 * static_cast<double>(batch) / static_cast<double>(below->first);
   }
-  const double t1 = above->second.of(pass).value;
+  const double t1 = above->second.time.of(pass).value;
   const double f = static_cast<double>(batch - below->first) /
                    static_cast<double>(above->first - below->first);
   return t0 + (t1 - t0) * f;
@@ -109,16 +159,12 @@ Seconds MeasuredProfile::time(const std::string& layer, TrainingPass pass, long 
 
 MeasuredProfile load_profile(const std::string& path) {
   const ConfigNode doc = ConfigNode::load_file(path);
-  MapReader r(doc, "measured profile",
-              {"gpu", "driver", "cuda", "cudnn", "framework", "precision", "workload", "source",
-               "layers"});
+  std::vector<std::string> keys = measurement_header_keys();
+  keys.insert(keys.end(), {"precision", "workload", "out_of_memory_batches", "layers"});
+  const MapReader r(doc, "measured profile", keys);
   MeasuredProfile p;
   p.origin = Origin{path, 0};
-  p.gpu = r.string("gpu", "V100-SXM2");
-  p.driver = r.string("driver", "\"418.67\"");
-  p.cuda = r.string("cuda", "\"10.1\"");
-  p.cudnn = r.string("cudnn", "\"7.6.2\"");
-  p.framework = r.string("framework", "MXNet 1.2.0 (NGC 18.04)");
+  p.header = read_measurement_header(r);
   const ConfigNode& precision = r.require("precision", "fp32");
   const auto parsed = precision_from_string(read_string(precision, "precision"));
   if (!parsed) {
@@ -126,8 +172,10 @@ MeasuredProfile load_profile(const std::string& path) {
                       unknown_name_message("precision", precision.value(), precision_names()));
   }
   p.precision = *parsed;
-  p.workload = r.string("workload", "resnet50");
-  p.source = r.optional_string("source").value_or("");
+  p.workload = r.string("workload", "resnet-50");
+  if (const ConfigNode* oom = r.find("out_of_memory_batches")) {
+    p.out_of_memory_batches = read_out_of_memory_batches(*oom);
+  }
 
   const ConfigNode& layers = r.require("layers", "{conv1: {32: {forward: 1.2 ms, ...}}}");
   if (!layers.is_map() || layers.entries().empty()) {
@@ -136,6 +184,32 @@ MeasuredProfile load_profile(const std::string& path) {
   }
   for (const auto& entry : layers.entries()) p.layers.push_back(read_layer(entry));
   return p;
+}
+
+std::string profile_to_yaml(const MeasuredProfile& profile) {
+  std::string out = measurement_header_to_yaml(profile.header);
+  out += fmt::format("precision: {}\nworkload: {}\n", to_string(profile.precision),
+                     yaml_scalar(profile.workload));
+  if (!profile.out_of_memory_batches.empty()) {
+    out += fmt::format("out_of_memory_batches: [{}]\n",
+                       fmt::join(profile.out_of_memory_batches, ", "));
+  }
+  out += "layers:\n";
+  for (const LayerProfile& layer : profile.layers) {
+    out += fmt::format("  {}:\n", yaml_scalar(layer.name));
+    for (const auto& [batch, m] : layer.by_batch) {
+      // Continuation lines of a flow mapping must be indented past its key.
+      const std::string key = fmt::format("    {}: {{", batch);
+      const std::string indent(key.size(), ' ');
+      out += key + pass_values(m.time);
+      if (m.spread) out += fmt::format(",\n{}spread: {{{}}}", indent, pass_values(*m.spread));
+      if (m.algorithm != std::array<std::string, kTrainingPassCount>{}) {
+        out += fmt::format(",\n{}algorithm: {{{}}}", indent, pass_values(m.algorithm));
+      }
+      out += "}\n";
+    }
+  }
+  return out;
 }
 
 }  // namespace gpuscale::compute

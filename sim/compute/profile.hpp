@@ -1,5 +1,5 @@
 // Measured per-layer compute times: the first implementation of the compute-time model, fed by
-// the calibration tool's files (format: docs/compute-model.md#measured-profiles).
+// the calibration tool's files (format: docs/calibration.md#measured-profiles).
 //
 // A profile holds, per layer and per measured batch size, the GPU time of the layer's forward,
 // backward-data and backward-weights passes. A batch size not measured is estimated:
@@ -15,12 +15,15 @@
 //     how far it drops).
 #pragma once
 
+#include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
+#include "sim/compute/measurement.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 
@@ -34,22 +37,27 @@ struct PassTimes {
   Seconds of(TrainingPass pass) const;
 };
 
+// One layer at one batch size: the median time of each pass and, when the calibration tool
+// wrote the file, how widely the runs spread and which algorithm the library chose.
+struct BatchMeasurement {
+  PassTimes time;                   // medians
+  std::optional<PassTimes> spread;  // interquartile range of the runs; absent when not recorded
+  // cuDNN's or cuBLAS's choice per pass (TrainingPass order), "" when none or not recorded.
+  std::array<std::string, kTrainingPassCount> algorithm;
+};
+
 struct LayerProfile {
   std::string name;
   Origin origin;
-  std::map<long, PassTimes> by_batch;  // batch size -> times; never empty
+  std::map<long, BatchMeasurement> by_batch;  // batch size -> measurement; never empty
 };
 
 struct MeasuredProfile {
-  Origin origin;            // the file
-  std::string gpu;          // GPU model, as topology files write it ("V100-SXM2")
-  std::string driver;       // NVIDIA driver version
-  std::string cuda;         // CUDA version
-  std::string cudnn;        // cuDNN version
-  std::string framework;    // e.g. "MXNet 1.2.0 (NGC 18.04)"
+  Origin origin;                // the file
+  MeasurementHeader header;     // GPU, versions, method, microbenchmarks
   Precision precision = Precision::fp32;
-  std::string workload;     // the workload file's name ("resnet50")
-  std::string source;       // who measured, where, how (optional in the file)
+  std::string workload;         // the workload file's name ("resnet-50")
+  std::vector<long> out_of_memory_batches;  // batch sizes tried that did not fit in the GPU
   std::vector<LayerProfile> layers;  // file order
 
   // nullptr when the profile has no such layer.
@@ -62,5 +70,9 @@ struct MeasuredProfile {
 // Strict: unknown keys, missing fields, times without units, batch sizes that are not whole
 // numbers >= 1 are ConfigErrors with FILE:LINE.
 MeasuredProfile load_profile(const std::string& path);
+
+// The file load_profile reads back to an equal MeasuredProfile (times in microseconds with
+// nanosecond resolution); what gpuscale-calibrate writes.
+std::string profile_to_yaml(const MeasuredProfile& profile);
 
 }  // namespace gpuscale::compute

@@ -102,6 +102,15 @@ Bytes read_bytes(const ConfigNode& node, std::string_view what) {
   return b;
 }
 
+Hertz read_frequency(const ConfigNode& node, std::string_view what) {
+  const Hertz f = read_quantity(node, what, &parse_frequency);
+  if (f.value <= 0) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} must be positive (write e.g. '1530 MHz')", what));
+  }
+  return f;
+}
+
 bool read_bool(const ConfigNode& node, std::string_view what) {
   const std::string& text = expect_scalar(node, what).value();
   if (text == "true") return true;

@@ -22,6 +22,7 @@ double read_number(const ConfigNode& node, std::string_view what, double min, do
 BytesPerSecond read_bandwidth(const ConfigNode& node, std::string_view what);  // > 0
 Seconds read_seconds(const ConfigNode& node, std::string_view what);           // >= 0
 Bytes read_bytes(const ConfigNode& node, std::string_view what);               // > 0
+Hertz read_frequency(const ConfigNode& node, std::string_view what);           // > 0
 bool read_bool(const ConfigNode& node, std::string_view what);
 
 // The value if it is one of `allowed`; else a ConfigError naming the nearest or all of them.

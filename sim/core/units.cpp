@@ -111,6 +111,17 @@ std::string format_with(double si_value, const std::array<UnitFactor, N>& candid
   return fmt::format("{:.4g} {}", si_value / best->factor, best->symbol);
 }
 
+// `value` with `decimals` decimals, trailing zeros and a trailing point dropped, then the unit.
+std::string format_fixed(double value, int decimals, std::string_view unit) {
+  std::string text = fmt::format("{:.{}f}", value, decimals);
+  if (text.find('.') != std::string::npos) {
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+  }
+  if (text == "-0") text = "0";
+  return fmt::format("{} {}", text, unit);
+}
+
 }  // namespace
 
 Bytes parse_bytes(std::string_view text) {
@@ -162,5 +173,16 @@ std::string format_flop_rate(FlopsPerSecond rate) {
 std::string format_frequency(Hertz f) {
   return format_with(f.value, kFrequencyUnits);
 }
+
+std::string format_microseconds(Seconds t) { return format_fixed(t.value * 1e6, 3, "us"); }
+
+std::string format_gigabytes_per_second(BytesPerSecond bw) {
+  return format_fixed(bw.value / kGiga, 3, "GB/s");
+}
+
+std::string format_megahertz(Hertz f) { return format_fixed(f.value / kMega, 3, "MHz"); }
+
+// 6 decimals of a MiB: about a byte.
+std::string format_mebibytes(Bytes b) { return format_fixed(b.value / kMebi, 6, "MiB"); }
 
 }  // namespace gpuscale

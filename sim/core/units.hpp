@@ -50,4 +50,11 @@ std::string format_bytes(Bytes b);
 std::string format_flop_rate(FlopsPerSecond rate);
 std::string format_frequency(Hertz f);
 
+// Fixed forms for files gpuscale writes and reads back (the calibration tool's): one unit and a
+// fixed resolution, so a value survives the trip, trailing zeros dropped ("310.125 us", "0 us").
+std::string format_microseconds(Seconds t);                  // 1 ns resolution
+std::string format_gigabytes_per_second(BytesPerSecond bw);  // 1 MB/s resolution
+std::string format_megahertz(Hertz f);                       // 1 kHz resolution
+std::string format_mebibytes(Bytes b);                       // 1 byte resolution
+
 }  // namespace gpuscale

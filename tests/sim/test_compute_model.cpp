@@ -260,8 +260,8 @@ layers:
 
 TEST(Profile, LoadsAndInterpolatesBetweenBatches) {
   const MeasuredProfile p = load_profile(write_temp_file("profile.yaml", kProfile));
-  EXPECT_EQ(p.gpu, "V100-SXM2");
-  EXPECT_EQ(p.driver, "418.67");
+  EXPECT_EQ(p.header.gpu, "V100-SXM2");
+  EXPECT_EQ(p.header.driver, "418.67");
   EXPECT_EQ(p.precision, Precision::fp32);
   ASSERT_EQ(p.layers.size(), 2u);
   EXPECT_EQ(p.layers[0].name, "conv1");
@@ -322,18 +322,7 @@ struct Measured {
 std::vector<Measured> conv_kernels(const calib::DeepBenchResults& db, Precision precision) {
   std::vector<Measured> out;
   for (const auto& c : db.convs) {
-    ConvShape s;
-    s.batch = c.n;
-    s.in_channels = c.c;
-    s.in_height = c.h;
-    s.in_width = c.w;
-    s.out_channels = c.k;
-    s.filter_height = c.r;
-    s.filter_width = c.s;
-    s.pad_height = c.pad_h;
-    s.pad_width = c.pad_w;
-    s.stride_height = c.stride_h;
-    s.stride_width = c.stride_w;
+    const ConvShape s = calib::conv_shape(c);
     out.push_back({conv_kernel_work(s, TrainingPass::forward, precision), c.forward.value});
     if (c.backward_data) {
       out.push_back({conv_kernel_work(s, TrainingPass::backward_data, precision),

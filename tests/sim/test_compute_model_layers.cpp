@@ -369,5 +369,73 @@ TEST(ProfileModel, AnotherWorkloadsProfileIsAConfigErrorNamingTheFile) {
   EXPECT_THAT(error, HasSubstr("'alexnet', not 'lenet'"));
 }
 
+// --- Profiles measured on another GPU -------------------------------------------------------------
+
+// lenet_profile() measured on `gpu`, with a measured launch overhead when `launch` is given.
+std::string lenet_profile_on(const std::string& gpu, const std::string& launch = "") {
+  std::string text = lenet_profile();
+  text.replace(0, text.find('\n'), "gpu: " + gpu);
+  if (!launch.empty()) {
+    text += "microbenchmarks:\n  launch_overhead: " + launch +
+            "\n  device_copy_bandwidth: 4200 GB/s\n  host_to_device: 55 GB/s\n"
+            "  device_to_host: 55 GB/s\n";
+  }
+  return text;
+}
+
+TEST(ProfileModel, AProfileFromAnotherGpuIsProjectedByItsRoofline) {
+  const Fixture f("lenet");  // on a V100-SXM2
+  const std::string path = write_temp_file("lenet-h200.yaml", lenet_profile_on("H200-SXM", "2 us"));
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params);
+  EXPECT_EQ(model->name(), "profile " + path + " (measured on H200-SXM, projected to V100-SXM2)");
+  const GpuSpec h200 = load_gpu_spec("H200-SXM");
+  const double launch_v100 = f.params.launch_overhead.value;  // 8 us
+
+  // conv2's backward-data at batch 16 (one kernel, 174 FLOP/B: compute-bound on both GPUs, whose
+  // fp32 ridges are 16 and 20 FLOP/B): the measured 2 ms less H200's launch, times the fp32 peak
+  // ratio 67 / 15.7, plus the V100's launch.
+  EXPECT_NEAR(model->layer_times(f.index("conv2"), 16).backward_data.value,
+              launch_v100 + (2e-3 - 2e-6) * h200.peak_fp32.value / f.gpu.peak_fp32.value, 1e-12);
+  EXPECT_GT(model->layer_times(f.index("conv2"), 16).backward_data.value, 4 * 2e-3);
+  // tanh1's backward-data (one streaming kernel): the copy-bandwidth ratio, 4224 / 780 GB/s.
+  EXPECT_NEAR(model->layer_times(f.index("tanh1"), 16).backward_data.value,
+              launch_v100 + (2e-3 - 2e-6) * h200.copy_bandwidth().value /
+                                f.gpu.copy_bandwidth().value,
+              1e-12);
+  // Reductions and updates stay analytic on the simulated GPU.
+  EXPECT_DOUBLE_EQ(model->reduction_time(1e8).value, f.model->reduction_time(1e8).value);
+  EXPECT_DOUBLE_EQ(model->update_time(1000).value, f.model->update_time(1000).value);
+}
+
+TEST(ProfileModel, WithoutMicrobenchmarksTheMeasuringGpusLaunchIsTheAnalyticConstant) {
+  const Fixture f("lenet");
+  const std::string path = write_temp_file("lenet-h200-bare.yaml", lenet_profile_on("H200-SXM"));
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params);
+  const double launch = f.params.launch_overhead.value;
+  const double peak_ratio = load_gpu_spec("H200-SXM").peak_fp32.value / f.gpu.peak_fp32.value;
+  EXPECT_NEAR(model->layer_times(f.index("conv2"), 16).backward_data.value,
+              launch + (2e-3 - launch) * peak_ratio, 1e-12);
+}
+
+TEST(ProfileModel, TheSameGpuInAnyCaseIsNotProjected) {
+  const Fixture f("lenet");
+  const std::string path = write_temp_file("lenet-lower.yaml", lenet_profile_on("v100-sxm2", "2 us"));
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params);
+  EXPECT_EQ(model->name(), "profile " + path);
+  EXPECT_DOUBLE_EQ(model->layer_times(f.index("conv2"), 16).backward_data.value, 2e-3);
+}
+
+TEST(ProfileModel, AGpuWithoutASpecIsAConfigErrorAtTheProfilesGpuLine) {
+  const Fixture f("lenet");
+  const std::string path = write_temp_file("lenet-h100.yaml", lenet_profile_on("H100-PCIe"));
+  const MeasuredProfile profile = load_profile(path);
+  const std::string error = config_error_of(
+      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params); });
+  EXPECT_THAT(error, HasSubstr(path + ":1: the profile was measured on GPU 'H100-PCIe', which has "
+                               "no spec to project its times to V100-SXM2 from (shipped: "));
+  EXPECT_THAT(error, HasSubstr("h200-sxm"));
+  EXPECT_THAT(error, HasSubstr("h100-pcie.yaml"));
+}
+
 }  // namespace
 }  // namespace gpuscale::compute

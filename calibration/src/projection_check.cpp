@@ -1,0 +1,168 @@
+#include "calibration/src/projection_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <span>
+
+#include "sim/compute/projection.hpp"
+
+namespace gpuscale::calib {
+namespace {
+
+using compute::KernelClass;
+using compute::TrainingPass;
+
+// Each convolution pass and its two kernel classes (kernel_time.hpp: conv_kernel_class).
+struct ConvClasses {
+  TrainingPass pass;
+  KernelClass plain;
+  KernelClass winograd;
+};
+constexpr std::array kConvClasses{
+    ConvClasses{TrainingPass::forward, KernelClass::conv_forward,
+                KernelClass::conv_forward_winograd},
+    ConvClasses{TrainingPass::backward_data, KernelClass::conv_backward_data,
+                KernelClass::conv_backward_data_winograd},
+    ConvClasses{TrainingPass::backward_weights, KernelClass::conv_backward_weights,
+                KernelClass::conv_backward_weights_winograd},
+};
+
+// DeepBench's first line names its precision: "Float", or "16 bit inputs, 16 bit
+// multiplication, 32 bit addition" for the Tensor Core runs.
+bool same_precision(compute::Precision measured, const std::string& deepbench) {
+  return measured == compute::Precision::fp32 ? deepbench == "Float"
+                                              : deepbench.starts_with("16 bit inputs");
+}
+
+bool same_shape(const DeepBenchGemm& a, const DeepBenchGemm& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.a_transposed == b.a_transposed &&
+         a.b_transposed == b.b_transposed;
+}
+
+bool same_shape(const DeepBenchConv& a, const DeepBenchConv& b) {
+  return a.w == b.w && a.h == b.h && a.c == b.c && a.n == b.n && a.k == b.k && a.s == b.s &&
+         a.r == b.r && a.pad_w == b.pad_w && a.pad_h == b.pad_h && a.stride_w == b.stride_w &&
+         a.stride_h == b.stride_h;
+}
+
+template <typename Row>
+const Row* row_at(const std::vector<Row>& rows, int line) {
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.line == line; });
+  return it == rows.end() ? nullptr : &*it;
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  const double next = v[std::min(i + 1, v.size() - 1)];
+  return v[i] + (next - v[i]) * (pos - static_cast<double>(i));
+}
+
+std::optional<ErrorSummary> summarise(const std::string& operation,
+                                      const std::vector<const ProjectedCall*>& calls) {
+  if (calls.empty()) return std::nullopt;
+  std::vector<double> signed_errors, abs_errors;
+  for (const ProjectedCall* c : calls) {
+    signed_errors.push_back(c->error());
+    abs_errors.push_back(std::abs(c->error()));
+  }
+  return ErrorSummary{operation, static_cast<int>(calls.size()), quantile(abs_errors, 0.5),
+                      quantile(abs_errors, 0.9), quantile(signed_errors, 0.5)};
+}
+
+std::vector<ErrorSummary> summary_of(const std::vector<ProjectedCall>& calls) {
+  std::vector<ErrorSummary> out;
+  auto add = [&](const std::string& operation, auto&& selected) {
+    std::vector<const ProjectedCall*> chosen;
+    for (const ProjectedCall& c : calls) {
+      if (selected(c.kind)) chosen.push_back(&c);
+    }
+    if (auto s = summarise(operation, chosen)) out.push_back(*s);
+  };
+  add("gemm", [](KernelClass k) { return k == KernelClass::gemm; });
+  for (const ConvClasses& c : kConvClasses) {
+    add("conv " + compute::to_string(c.pass),
+        [&](KernelClass k) { return k == c.plain || k == c.winograd; });
+    add(compute::to_string(c.plain), [&](KernelClass k) { return k == c.plain; });
+    add(compute::to_string(c.winograd), [&](KernelClass k) { return k == c.winograd; });
+  }
+  return out;
+}
+
+}  // namespace
+
+ProjectionCheck check_projection(const DeepBenchMeasurements& measured,
+                                 const DeepBenchResults& reference,
+                                 const compute::GpuSpec& measured_on,
+                                 const compute::GpuSpec& reference_gpu,
+                                 const compute::AnalyticParams& params) {
+  if (!same_precision(measured.precision, reference.precision)) {
+    throw ConfigError(Origin{reference.file, 1},
+                      fmt::format("DeepBench results of precision '{}' cannot check measurements "
+                                  "at {} ({}): use the file of the same precision",
+                                  reference.precision, compute::to_string(measured.precision),
+                                  measured.origin.file));
+  }
+  const compute::Precision precision = measured.precision;
+  const Seconds from_launch = measured.header.microbenchmarks
+                                  ? measured.header.microbenchmarks->launch_overhead
+                                  : params.launch_overhead;
+  const compute::ProjectionEnd from{measured_on, from_launch};
+  const compute::ProjectionEnd to{reference_gpu, params.launch_overhead};
+
+  ProjectionCheck check;
+  // One library call counts one launch: DeepBench's launch overhead is the fixed cost of a call.
+  auto add = [&](int line, const compute::KernelWork& work, Seconds time, Seconds deepbench) {
+    const Seconds projected =
+        compute::project_time(time, std::span(&work, 1), precision, from, to);
+    check.calls.push_back({line, work.kind, time, projected, deepbench});
+  };
+  for (const MeasuredGemm& g : measured.gemms) {
+    const DeepBenchGemm* ref = row_at(reference.gemms, g.shape.line);
+    if (ref == nullptr || !same_shape(*ref, g.shape)) {
+      check.unmatched_lines.push_back(g.shape.line);
+      continue;
+    }
+    add(g.shape.line, compute::gemm_kernel_work(g.shape.m, g.shape.n, g.shape.k, precision),
+        g.time.median, ref->time);
+  }
+  for (const MeasuredConv& c : measured.convs) {
+    const DeepBenchConv* ref = row_at(reference.convs, c.shape.line);
+    if (ref == nullptr || !same_shape(*ref, c.shape)) {
+      check.unmatched_lines.push_back(c.shape.line);
+      continue;
+    }
+    const compute::ConvShape shape = conv_shape(c.shape);
+    auto work = [&](TrainingPass pass) { return compute::conv_kernel_work(shape, pass, precision); };
+    add(c.shape.line, work(TrainingPass::forward), c.forward.median, ref->forward);
+    if (c.backward_data && ref->backward_data) {
+      add(c.shape.line, work(TrainingPass::backward_data), c.backward_data->median,
+          *ref->backward_data);
+    }
+    add(c.shape.line, work(TrainingPass::backward_weights), c.backward_weights.median,
+        ref->backward_weights);
+  }
+  const std::size_t matched_rows =
+      measured.gemms.size() + measured.convs.size() - check.unmatched_lines.size();
+  check.unmeasured_rows =
+      static_cast<int>(reference.gemms.size() + reference.convs.size() - matched_rows);
+  check.summary = summary_of(check.calls);
+  return check;
+}
+
+std::string format_error_summary(const std::vector<ErrorSummary>& summary) {
+  std::string out = fmt::format("{:<32} {:>4} {:>12} {:>10} {:>11}\n", "operation", "n",
+                                "median |err|", "p90 |err|", "median err");
+  for (const ErrorSummary& s : summary) {
+    out += fmt::format("{:<32} {:>4} {:>12.3f} {:>10.3f} {:>+11.3f}\n", s.operation, s.n,
+                       s.median_abs, s.p90_abs, s.median_signed);
+  }
+  return out;
+}
+
+}  // namespace gpuscale::calib
