@@ -131,6 +131,16 @@ class ProfileModel final : public ComputeTimeModel {
                                     "measured on {}, or the analytic model)",
                                     profile.workload, workload.name, workload.name));
     }
+    // FP32 layers timed in FP32, FP16 ones in FP16 (on Tensor Cores or not): times of the other
+    // precision would be off by the ratio of the two peaks.
+    if ((profile.precision == Precision::fp32) != (workload.precision == wl::Precision::Fp32)) {
+      throw ConfigError(profile.origin,
+                        fmt::format("profile measured at precision {} for a workload in {} (use "
+                                    "a profile of the workload's precision, or a workload file "
+                                    "with that precision)",
+                                    to_string(profile.precision),
+                                    wl::to_string(workload.precision)));
+    }
     // MeasuredProfile::find searches linearly; one single-layer profile per workload layer
     // keeps each lookup constant-time (ResNet-152 has ~500 layers, asked per batch).
     std::vector<std::string> missing;

@@ -437,5 +437,17 @@ TEST(ProfileModel, AGpuWithoutASpecIsAConfigErrorAtTheProfilesGpuLine) {
   EXPECT_THAT(error, HasSubstr("h100-pcie.yaml"));
 }
 
+TEST(ProfileModel, AProfileOfAnotherPrecisionThanTheWorkloadsIsAConfigError) {
+  const Fixture f("lenet");
+  std::string text = lenet_profile();
+  text.replace(text.find("precision: fp32"), 15, "precision: tensor");
+  const std::string path = write_temp_file("lenet-tensor.yaml", text);
+  const MeasuredProfile profile = load_profile(path);
+  const std::string error = config_error_of(
+      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params); });
+  EXPECT_THAT(error, HasSubstr(path + ": profile measured at precision tensor for a workload in "
+                               "fp32"));
+}
+
 }  // namespace
 }  // namespace gpuscale::compute
