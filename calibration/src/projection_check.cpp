@@ -155,6 +155,32 @@ ProjectionCheck check_projection(const DeepBenchMeasurements& measured,
   return check;
 }
 
+ProjectionCheck check_analytic(const DeepBenchMeasurements& measured,
+                               const compute::GpuSpec& measured_on,
+                               const compute::AnalyticParams& params) {
+  const compute::Precision precision = measured.precision;
+  ProjectionCheck check;
+  auto add = [&](int line, const compute::KernelWork& work, Seconds time) {
+    const Seconds analytic = compute::analytic_kernel_time(measured_on, params, work, precision);
+    check.calls.push_back({line, work.kind, time, analytic, time});
+  };
+  for (const MeasuredGemm& g : measured.gemms) {
+    add(g.shape.line, compute::gemm_kernel_work(g.shape.m, g.shape.n, g.shape.k, precision),
+        g.time.median);
+  }
+  for (const MeasuredConv& c : measured.convs) {
+    const compute::ConvShape shape = conv_shape(c.shape);
+    auto work = [&](TrainingPass pass) { return compute::conv_kernel_work(shape, pass, precision); };
+    add(c.shape.line, work(TrainingPass::forward), c.forward.median);
+    if (c.backward_data) {
+      add(c.shape.line, work(TrainingPass::backward_data), c.backward_data->median);
+    }
+    add(c.shape.line, work(TrainingPass::backward_weights), c.backward_weights.median);
+  }
+  check.summary = summary_of(check.calls);
+  return check;
+}
+
 std::string format_error_summary(const std::vector<ErrorSummary>& summary) {
   std::string out = fmt::format("{:<32} {:>4} {:>12} {:>10} {:>11}\n", "operation", "n",
                                 "median |err|", "p90 |err|", "median err");

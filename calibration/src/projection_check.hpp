@@ -53,6 +53,13 @@ ProjectionCheck check_projection(const DeepBenchMeasurements& measured,
                                  const compute::GpuSpec& reference_gpu,
                                  const compute::AnalyticParams& params);
 
+// The analytic model (kernel_time.hpp, constants from DeepBench on the V100) on the measuring
+// GPU's spec against what was measured there: in each call, `projected` is the analytic time
+// and `reference` the measured one. Out of sample for any GPU but the V100.
+ProjectionCheck check_analytic(const DeepBenchMeasurements& measured,
+                               const compute::GpuSpec& measured_on,
+                               const compute::AnalyticParams& params);
+
 // `summary` as a table for people, one operation per line.
 std::string format_error_summary(const std::vector<ErrorSummary>& summary);
 

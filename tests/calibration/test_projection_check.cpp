@@ -203,5 +203,41 @@ TEST(ProjectionCheck, H200TensorMeasurementsAgainstDeepBenchV100) {
                    {"conv backward_weights", 7.95}});
 }
 
+// Out of sample: the analytic constants come from DeepBench on the V100, the H200's spec from
+// its datasheet. Prints the error per class; guards (about 0.1 above the committed data's
+// median |error|) catch a change that makes the model worse.
+void check_analytic_on_h200(const std::string& measurements,
+                            const std::map<std::string, double>& bounds) {
+  const DeepBenchMeasurements measured = load_deepbench_measurements(measurements);
+  const ProjectionCheck check = check_analytic(
+      measured, compute::load_gpu_spec(measured.header.gpu),
+      compute::load_analytic_params(compute::shipped_analytic_params_path()));
+  std::printf("analytic model on %s against its measurements %s:\n%s",
+              measured.header.gpu.c_str(), measurements.c_str(),
+              format_error_summary(check.summary).c_str());
+  for (const auto& [operation, bound] : bounds) {
+    const auto s = std::find_if(check.summary.begin(), check.summary.end(),
+                                [&](const ErrorSummary& e) { return e.operation == operation; });
+    ASSERT_NE(s, check.summary.end()) << operation;
+    EXPECT_LE(s->median_abs, bound) << operation;
+  }
+}
+
+TEST(AnalyticCheck, H200Fp32Measurements) {
+  const std::string measurements = kMeasurementsDir + "/deepbench-fp32.yaml";
+  if (!std::filesystem::is_regular_file(measurements)) GTEST_SKIP() << measurements << " not found";
+  check_analytic_on_h200(measurements, {{"gemm", 0.32}, {"conv forward", 0.57},
+                                        {"conv backward_data", 0.45},
+                                        {"conv backward_weights", 0.59}});
+}
+
+TEST(AnalyticCheck, H200TensorMeasurements) {
+  const std::string measurements = kMeasurementsDir + "/deepbench-tensor.yaml";
+  if (!std::filesystem::is_regular_file(measurements)) GTEST_SKIP() << measurements << " not found";
+  check_analytic_on_h200(measurements, {{"gemm", 0.31}, {"conv forward", 0.88},
+                                        {"conv backward_data", 0.88},
+                                        {"conv backward_weights", 0.92}});
+}
+
 }  // namespace
 }  // namespace gpuscale::calib
