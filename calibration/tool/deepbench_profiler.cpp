@@ -29,26 +29,10 @@ MeasuredGemm time_gemm(GpuContext& ctx, const DeepBenchGemm& row, const TimingMe
   return m;
 }
 
-compute::ConvShape shape_of(const DeepBenchConv& row) {
-  compute::ConvShape s;
-  s.batch = row.n;
-  s.in_channels = row.c;
-  s.in_height = row.h;
-  s.in_width = row.w;
-  s.out_channels = row.k;
-  s.filter_height = row.r;
-  s.filter_width = row.s;
-  s.pad_height = row.pad_h;
-  s.pad_width = row.pad_w;
-  s.stride_height = row.stride_h;
-  s.stride_width = row.stride_w;
-  return s;
-}
-
 MeasuredConv time_conv(GpuContext& ctx, const DeepBenchConv& row, const TimingMethod& timing,
                        const DeviceBuffer& workspace, ConvAlgorithmCache& cache) {
   using compute::TrainingPass;
-  const compute::ConvShape s = shape_of(row);
+  const compute::ConvShape s = conv_shape(row);
   const auto input = static_cast<std::size_t>(s.batch * s.in_channels * s.in_height * s.in_width);
   const auto output =
       static_cast<std::size_t>(s.batch * s.out_channels * s.out_height() * s.out_width());

@@ -47,9 +47,10 @@ class Bias {
 
 class ConvOp final : public LayerOp {
  public:
-  ConvOp(GpuContext& ctx, const wl::Layer& layer, const LayerIo& io, SharedResources shared)
+  ConvOp(GpuContext& ctx, const wl::Layer& layer, const compute::ConvShape& shape,
+         const LayerIo& io, SharedResources shared)
       : io_(io),
-        conv_(ctx, shape_of(layer, io.batch), shared.workspace, shared.conv_algorithms),
+        conv_(ctx, shape, shared.workspace, shared.conv_algorithms),
         weight_(ctx.tensor(weights_of(layer))),
         weight_grad_(ctx.tensor(weights_of(layer))) {
     if (layer.params.bias) {
@@ -75,23 +76,6 @@ class ConvOp final : public LayerOp {
   std::string algorithm(TrainingPass pass) const override { return conv_.algorithm(pass); }
 
  private:
-  static compute::ConvShape shape_of(const wl::Layer& layer, long batch) {
-    const wl::LayerParams& p = layer.params;
-    compute::ConvShape s;
-    s.batch = batch;
-    s.in_channels = layer.input.channels;
-    s.in_height = layer.input.height;
-    s.in_width = layer.input.width;
-    s.out_channels = p.filters;
-    s.filter_height = p.kernel_h;
-    s.filter_width = p.kernel_w;
-    s.pad_height = p.pad_h;
-    s.pad_width = p.pad_w;
-    s.stride_height = p.stride_h;
-    s.stride_width = p.stride_w;
-    s.groups = p.groups;
-    return s;
-  }
   static std::size_t weights_of(const wl::Layer& layer) {
     const wl::LayerParams& p = layer.params;
     return static_cast<std::size_t>(p.filters * p.kernel_h * p.kernel_w *
@@ -485,10 +469,14 @@ class ResampleOp final : public LayerOp {
 }  // namespace
 
 std::unique_ptr<LayerOp> make_layer_op(GpuContext& ctx, const wl::Workload& workload,
-                                       const wl::Layer& layer, const LayerIo& io,
-                                       SharedResources shared) {
+                                       const wl::Layer& layer, const compute::LayerPlan& plan,
+                                       const LayerIo& io, SharedResources shared) {
   switch (layer.type) {
-    case wl::LayerType::Conv: return std::make_unique<ConvOp>(ctx, layer, io, shared);
+    case wl::LayerType::Conv: {
+      compute::ConvShape shape = plan.conv;
+      shape.batch = io.batch;
+      return std::make_unique<ConvOp>(ctx, layer, shape, io, shared);
+    }
     case wl::LayerType::Fc: return std::make_unique<FcOp>(ctx, layer, io);
     case wl::LayerType::Relu:
       return std::make_unique<ActivationOp>(ctx, layer, io, CUDNN_ACTIVATION_RELU);

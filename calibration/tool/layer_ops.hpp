@@ -13,6 +13,7 @@
 #include "calibration/tool/convolution.hpp"
 #include "calibration/tool/gpu_context.hpp"
 #include "sim/compute/kernel_time.hpp"
+#include "sim/compute/layer_kernels.hpp"
 #include "workloads/src/workload.hpp"
 
 namespace gpuscale::calib {
@@ -42,9 +43,10 @@ struct SharedResources {
 };
 
 // Throws CudaFailure for a layer type it cannot run, OutOfDeviceMemory when its parameters do
-// not fit. `workload` gives the shapes of the layer's inputs.
+// not fit. `workload` gives the shapes of the layer's inputs; `plan` (plan_layers) the
+// convolution's shape, as the compute model sees it.
 std::unique_ptr<LayerOp> make_layer_op(GpuContext& ctx, const wl::Workload& workload,
-                                       const wl::Layer& layer, const LayerIo& io,
-                                       SharedResources shared);
+                                       const wl::Layer& layer, const compute::LayerPlan& plan,
+                                       const LayerIo& io, SharedResources shared);
 
 }  // namespace gpuscale::calib

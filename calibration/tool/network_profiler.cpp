@@ -26,7 +26,7 @@ struct NetworkOnGpu {
 };
 
 NetworkOnGpu place_network(GpuContext& ctx, const wl::Workload& workload,
-                           const wl::WorkloadCosts& costs, long batch,
+                           const std::vector<compute::LayerPlan>& plans, long batch,
                            std::size_t workspace_bytes) {
   NetworkOnGpu net;
   net.workspace = DeviceBuffer(workspace_bytes);
@@ -47,10 +47,11 @@ NetworkOnGpu place_network(GpuContext& ctx, const wl::Workload& workload,
     for (int input : layer.inputs) {
       const auto in = static_cast<std::size_t>(input);
       io.inputs.push_back(net.outputs[in].get());
-      io.input_grads.push_back(costs.layers[i].has_backward_data ? net.gradients[in].get()
-                                                                 : nullptr);
+      io.input_grads.push_back(plans[i].has(TrainingPass::backward_data)
+                                   ? net.gradients[in].get()
+                                   : nullptr);
     }
-    net.ops[i] = make_layer_op(ctx, workload, layer, io,
+    net.ops[i] = make_layer_op(ctx, workload, layer, plans[i], io,
                                SharedResources{net.workspace, net.conv_algorithms});
   }
   ctx.synchronize();
@@ -99,7 +100,7 @@ NetworkProfile profile_network(GpuContext& ctx, const wl::Workload& workload,
   }
   for (long batch : options.batches) {
     try {
-      NetworkOnGpu net = place_network(ctx, workload, costs, batch, options.workspace_bytes);
+      NetworkOnGpu net = place_network(ctx, workload, plans, batch, options.workspace_bytes);
       time_layers(ctx, workload, plans, batch, net, options.timing, result.layers);
     } catch (const OutOfDeviceMemory& e) {
       fmt::print(stderr, "{} at batch {}: does not fit ({})\n", workload.name, batch, e.what());
