@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -27,7 +28,7 @@ namespace {
 struct Options {
   std::string workload;
   std::vector<std::string> overrides;
-  std::vector<long> batches{16, 32, 64};
+  std::vector<std::string> batches{"16", "32", "64"};
   std::string shapes;
   std::string deepbench_dir = GPUSCALE_DEEPBENCH_DIR;
   std::string precision = "fp32";
@@ -38,6 +39,26 @@ struct Options {
   std::string gpu_model;
   std::string source;
 };
+
+// "16,32,max": the batch sizes, and whether to find the largest that fits.
+NetworkProfileOptions batch_options(const std::vector<std::string>& texts) {
+  NetworkProfileOptions options;
+  for (const std::string& text : texts) {
+    if (text == "max") {
+      options.largest_that_fits = true;
+      continue;
+    }
+    long batch = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), batch);
+    if (ec != std::errc{} || end != text.data() + text.size() || batch < 1) {
+      throw ConfigError({"--batch", 0}, fmt::format("'{}' is not a batch size (a whole number "
+                                                    ">= 1, or max: the largest that fits)",
+                                                    text));
+    }
+    options.batches.push_back(batch);
+  }
+  return options;
+}
 
 compute::Precision precision_of(const std::string& name) {
   if (name == "fp32") return compute::Precision::fp32;
@@ -73,7 +94,9 @@ std::string deepbench_csv(const Options& o, compute::Precision precision) {
 
 int run(const Options& o) {
   const compute::Precision precision = precision_of(o.precision);
-  const std::size_t workspace = workspace_bytes(o.workspace);
+  NetworkProfileOptions batches = batch_options(o.batches);
+  batches.timing = o.timing;
+  batches.workspace_bytes = workspace_bytes(o.workspace);
   // Inputs are checked before the GPU is touched, so a typo costs nothing.
   std::optional<wl::Workload> workload;
   if (!o.workload.empty()) workload = wl::load_workload(o.workload, o.overrides);
@@ -88,9 +111,8 @@ int run(const Options& o) {
              format_bandwidth(header.microbenchmarks->device_copy_bandwidth));
 
   if (workload) {
-    NetworkProfileOptions options{o.batches, o.timing, workspace};
     const NetworkProfile measured =
-        profile_network(ctx, *workload, wl::compute_costs(*workload), options);
+        profile_network(ctx, *workload, wl::compute_costs(*workload), batches);
     if (measured.layers.empty()) {
       throw ConfigError({"--batch", 0}, fmt::format("no batch size of {} fits on this GPU "
                                                     "(all ran out of memory): try smaller ones",
@@ -105,7 +127,8 @@ int run(const Options& o) {
     write_output_file(o.output, compute::profile_to_yaml(profile), {"--output", 0});
   } else {
     DeepBenchMeasurements m =
-        profile_deepbench_shapes(ctx, deepbench_csv(o, precision), o.timing, workspace);
+        profile_deepbench_shapes(ctx, deepbench_csv(o, precision), o.timing,
+                                 batches.workspace_bytes);
     m.header = header;
     write_output_file(o.output, deepbench_measurements_to_yaml(m), {"--output", 0});
   }
@@ -126,9 +149,9 @@ int main(int argc, char** argv) {
                                   "A shipped model (resnet-50) or a workload .yaml file");
   app.add_option("--set", o.overrides, "Override a workload argument, KEY=VALUE")
       ->needs(workload);
-  app.add_option("--batch", o.batches, "Batch sizes to measure (default 16,32,64)")
+  app.add_option("--batch", o.batches,
+                 "Batch sizes to measure (default 16,32,64); max: also the largest that fits")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
       ->needs(workload);
   auto* shapes = app.add_option("--shapes", o.shapes,
                                 "Time a benchmark's shapes instead of a workload: deepbench")

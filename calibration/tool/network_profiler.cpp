@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 
 #include "calibration/tool/cuda_status.hpp"
@@ -88,6 +90,42 @@ void time_layers(GpuContext& ctx, const wl::Workload& workload,
   }
 }
 
+// The largest batch whose buffers fit, above `known_fit` (0 when none is known): doubling until
+// one does not fit, then bisecting. Only allocates: nothing is timed. cuDNN describes a tensor
+// with 32-bit counts, which bounds the search for networks with small layers (LeNet, AlexNet).
+struct LargestBatch {
+  long batch = 0;
+  bool memory_bound = true;  // false: cuDNN's tensor size limit stopped the search first
+};
+
+LargestBatch largest_batch_that_fits(GpuContext& ctx, const wl::Workload& workload,
+                                     const std::vector<compute::LayerPlan>& plans,
+                                     std::size_t workspace_bytes, long known_fit) {
+  long widest = 1;  // elements per sample of the largest tensor
+  for (const wl::Layer& layer : workload.layers) widest = std::max(widest, layer.output.elements());
+  const long limit = std::numeric_limits<int>::max() / widest;
+  const auto fits = [&](long batch) {
+    try {
+      place_network(ctx, workload, plans, batch, workspace_bytes);
+      return true;
+    } catch (const OutOfDeviceMemory&) {
+      return false;
+    }
+  };
+  long fit = known_fit;
+  long no_fit = std::max(1L, 2 * known_fit);
+  for (; no_fit <= limit && fits(no_fit); no_fit *= 2) fit = no_fit;
+  if (no_fit > limit) {
+    if (fits(limit)) return {limit, false};
+    no_fit = limit;
+  }
+  while (no_fit - fit > 1) {
+    const long mid = fit + (no_fit - fit) / 2;
+    (fits(mid) ? fit : no_fit) = mid;
+  }
+  return {fit, true};
+}
+
 }  // namespace
 
 NetworkProfile profile_network(GpuContext& ctx, const wl::Workload& workload,
@@ -98,7 +136,8 @@ NetworkProfile profile_network(GpuContext& ctx, const wl::Workload& workload,
   for (std::size_t i = 1; i < workload.layers.size(); ++i) {
     result.layers.push_back({workload.layers[i].name, workload.layers[i].origin, {}});
   }
-  for (long batch : options.batches) {
+  // Times one batch size; false when it does not fit.
+  const auto measure = [&](long batch) {
     try {
       NetworkOnGpu net = place_network(ctx, workload, plans, batch, options.workspace_bytes);
       time_layers(ctx, workload, plans, batch, net, options.timing, result.layers);
@@ -106,7 +145,7 @@ NetworkProfile profile_network(GpuContext& ctx, const wl::Workload& workload,
       fmt::print(stderr, "{} at batch {}: does not fit ({})\n", workload.name, batch, e.what());
       result.out_of_memory_batches.push_back(batch);
       for (auto& layer : result.layers) layer.by_batch.erase(batch);  // a partial batch is none
-      continue;
+      return false;
     }
     double total = 0;
     for (const auto& layer : result.layers) {
@@ -115,6 +154,28 @@ NetworkProfile profile_network(GpuContext& ctx, const wl::Workload& workload,
     }
     fmt::print(stderr, "{} at batch {}: {} layers, {:.3f} ms of kernels per iteration\n",
                workload.name, batch, result.layers.size(), total * 1e3);
+    return true;
+  };
+  long largest_fit = 0;
+  for (long batch : options.batches) {
+    if (measure(batch)) largest_fit = std::max(largest_fit, batch);
+  }
+  if (options.largest_that_fits) {
+    const LargestBatch largest = largest_batch_that_fits(ctx, workload, plans,
+                                                         options.workspace_bytes, largest_fit);
+    fmt::print(stderr, "{}: the largest batch that fits is {}{}\n", workload.name,
+               largest.batch,
+               largest.memory_bound ? "" : " (cuDNN's 2^31-element tensor limit, not memory)");
+    if (largest.batch > 0 && !result.layers.front().by_batch.contains(largest.batch)) {
+      measure(largest.batch);
+    }
+    const long next = largest.batch + 1;
+    if (largest.memory_bound && std::find(result.out_of_memory_batches.begin(),
+                                          result.out_of_memory_batches.end(),
+                                          next) == result.out_of_memory_batches.end()) {
+      result.out_of_memory_batches.push_back(next);
+    }
+    std::sort(result.out_of_memory_batches.begin(), result.out_of_memory_batches.end());
   }
   // A profile needs at least one measured batch per layer.
   if (result.layers.empty() || result.layers.front().by_batch.empty()) result.layers.clear();

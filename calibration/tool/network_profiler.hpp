@@ -17,6 +17,9 @@ namespace gpuscale::calib {
 
 struct NetworkProfileOptions {
   std::vector<long> batches;
+  // Also find and time the largest batch whose buffers fit; the next one up is then listed as
+  // out of memory (the study's "maximum batch size").
+  bool largest_that_fits = false;
   TimingMethod timing;
   std::size_t workspace_bytes = 0;  // the most a convolution algorithm may use
 };

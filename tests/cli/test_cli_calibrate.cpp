@@ -37,6 +37,8 @@ TEST(CalibrateCli, BadInputIsOneLineAndExitStatus2) {
                         "--precision: 'fp64' is not a precision");
   expect_one_line_error("--workload no-such-net" + out, "no-such-net");
   expect_one_line_error("--workload lenet --workspace 'lots'" + out, "--workspace");
+  expect_one_line_error("--workload lenet --batch 16,abc" + out,
+                        "--batch: 'abc' is not a batch size");
   expect_one_line_error("--workload lenet", "--output is required");
   expect_one_line_error("-o x.yaml", "give --workload MODEL or --shapes deepbench");
   expect_one_line_error("--workload lenet --shapes deepbench" + out, "excludes");
