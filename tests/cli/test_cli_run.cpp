@@ -32,7 +32,9 @@ TEST(CliRun, Dgx1ResNet50JsonHasTheIssuesFields) {
       EXPECT_TRUE(row.contains(key)) << key;
     }
     EXPECT_GT(row["iteration_s"].get<double>(), 0);
-    if (row["gpus"] == 1) EXPECT_DOUBLE_EQ(row["speedup"].get<double>(), 1.0);
+    if (row["gpus"] == 1) {
+      EXPECT_DOUBLE_EQ(row["speedup"].get<double>(), 1.0);
+    }
   }
   EXPECT_EQ(run_command(command).out, r.out);  // same input, same bytes
 }
