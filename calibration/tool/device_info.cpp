@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <regex>
@@ -15,15 +13,9 @@
 namespace gpuscale::calib {
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 // "NVIDIA H200" -> "h200"; "Tesla V100-SXM2-16GB" -> "v100-sxm2-16gb".
 std::string model_part(const std::string& device_name) {
-  std::string name = lower(device_name);
+  std::string name = compute::gpu_model_key(device_name);
   for (const char* vendor : {"nvidia ", "tesla "}) {
     if (name.starts_with(vendor)) name.erase(0, std::string(vendor).size());
   }
@@ -37,7 +29,7 @@ std::string spec_for_device(const std::string& device_name) {
   std::vector<std::string> matches;
   const std::vector<std::string> shipped = compute::shipped_gpus().names();
   for (const std::string& spec : shipped) {
-    const std::string s = lower(spec);
+    const std::string s = compute::gpu_model_key(spec);
     if (model.starts_with(s) || s.starts_with(model)) matches.push_back(spec);
   }
   if (matches.size() == 1) return compute::load_gpu_spec(matches.front()).name;

@@ -13,10 +13,6 @@ using compute::TrainingPass;
 
 const float kOne = 1, kZero = 0;
 
-std::size_t count(long batch, const wl::Shape& s) {
-  return static_cast<std::size_t>(batch) * static_cast<std::size_t>(s.elements());
-}
-
 // The bias of a convolution or fully connected layer: cuDNN's add-tensor after the forward
 // call, its backward-bias reduction in the weights pass (as MXNet and Caffe run them).
 class Bias {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "calibration/src/projection_check.hpp"
 #include "tests/support/test_support.hpp"
@@ -154,6 +155,17 @@ std::string missing(const std::string& measurements, const std::string& deepbenc
   return "";
 }
 
+// Each operation of `bounds` is in `summary`, its median |error| at most its bound.
+void expect_median_errors_within(const std::vector<ErrorSummary>& summary,
+                                 const std::map<std::string, double>& bounds) {
+  for (const auto& [operation, bound] : bounds) {
+    const auto s = std::find_if(summary.begin(), summary.end(),
+                                [&](const ErrorSummary& e) { return e.operation == operation; });
+    ASSERT_NE(s, summary.end()) << operation;
+    EXPECT_LE(s->median_abs, bound) << operation;
+  }
+}
+
 // Prints the table; asserts what holds whatever the data (every row matched, finite errors) and
 // that no operation's median |error| grows past `bounds` (operation -> bound).
 void check_committed(const std::string& measurements, const std::string& deepbench,
@@ -174,12 +186,7 @@ void check_committed(const std::string& measurements, const std::string& deepben
   for (const ProjectedCall& call : check.calls) {
     EXPECT_TRUE(std::isfinite(call.error())) << "line " << call.line;
   }
-  for (const auto& [operation, bound] : bounds) {
-    const auto s = std::find_if(check.summary.begin(), check.summary.end(),
-                                [&](const ErrorSummary& e) { return e.operation == operation; });
-    ASSERT_NE(s, check.summary.end()) << operation;
-    EXPECT_LE(s->median_abs, bound) << operation;
-  }
+  expect_median_errors_within(check.summary, bounds);
 }
 
 // Regression guards, not targets: the errors of the committed H200 data (docs/calibration.md
@@ -215,12 +222,7 @@ void check_analytic_on_h200(const std::string& measurements,
   std::printf("analytic model on %s against its measurements %s:\n%s",
               measured.header.gpu.c_str(), measurements.c_str(),
               format_error_summary(check.summary).c_str());
-  for (const auto& [operation, bound] : bounds) {
-    const auto s = std::find_if(check.summary.begin(), check.summary.end(),
-                                [&](const ErrorSummary& e) { return e.operation == operation; });
-    ASSERT_NE(s, check.summary.end()) << operation;
-    EXPECT_LE(s->median_abs, bound) << operation;
-  }
+  expect_median_errors_within(check.summary, bounds);
 }
 
 TEST(AnalyticCheck, H200Fp32Measurements) {
