@@ -141,22 +141,17 @@ class ProfileModel final : public ComputeTimeModel {
                                     to_string(profile.precision),
                                     wl::to_string(workload.precision)));
     }
-    // MeasuredProfile::find searches linearly; one single-layer profile per workload layer
-    // keeps each lookup constant-time (ResNet-152 has ~500 layers, asked per batch).
+    // MeasuredProfile::find searches linearly; the layers in workload order keep each lookup
+    // constant-time (ResNet-152 has ~500 layers, asked per batch).
     std::vector<std::string> missing;
+    by_layer_.resize(workload.layers.size());
     for (size_t i = 0; i < workload.layers.size(); ++i) {
-      const wl::Layer& layer = workload.layers[i];
-      MeasuredProfile one;
-      one.origin = profile.origin;
-      one.workload = profile.workload;
-      if (plans_[i].has(TrainingPass::forward)) {
-        if (const LayerProfile* measured = profile.find(layer.name)) {
-          one.layers.push_back(*measured);
-        } else {
-          missing.push_back(layer.name);
-        }
+      if (!plans_[i].has(TrainingPass::forward)) continue;
+      if (const LayerProfile* measured = profile.find(workload.layers[i].name)) {
+        by_layer_[i] = *measured;
+      } else {
+        missing.push_back(workload.layers[i].name);
       }
-      by_layer_.push_back(std::move(one));
     }
     if (!missing.empty()) {
       throw ConfigError(profile.origin,
@@ -183,13 +178,13 @@ class ProfileModel final : public ComputeTimeModel {
 
   LayerTimes layer_times(int layer, int batch) const override {
     check_layer(layer, batch, by_layer_.size());
-    const MeasuredProfile& one = by_layer_[static_cast<size_t>(layer)];
+    const LayerProfile& measured_layer = by_layer_[static_cast<size_t>(layer)];
     const LayerPlan& plan = plans_[static_cast<size_t>(layer)];
     std::array<double, kTrainingPassCount> t{};
     for (int p = 0; p < kTrainingPassCount; ++p) {
       const auto pass = static_cast<TrainingPass>(p);
       if (!plan.has(pass)) continue;
-      const Seconds measured = one.time(one.layers.front().name, pass, batch);
+      const Seconds measured = measured_layer.time(pass, batch);
       t[p] = projection_ ? project_time(measured,
                                         kernels_of(plan, pass, batch, precision_).kernels(),
                                         precision_, projection_->from, projection_->to)
@@ -216,7 +211,8 @@ class ProfileModel final : public ComputeTimeModel {
   AnalyticModel analytic_;
   std::vector<LayerPlan> plans_;           // parallel to Workload::layers
   Precision precision_;                    // the profile's
-  std::vector<MeasuredProfile> by_layer_;  // parallel to Workload::layers; empty for the input
+  // Parallel to Workload::layers; empty (never asked) for a layer without passes: the input.
+  std::vector<LayerProfile> by_layer_;
   std::optional<Projection> projection_;   // when the profile's GPU is not the one simulated
 };
 

@@ -154,7 +154,12 @@ Seconds MeasuredProfile::time(const std::string& layer, TrainingPass pass, long 
     throw ConfigError(origin, fmt::format("profile of {} has no {}", workload,
                                           unknown_name_message("layer", layer, names)));
   }
-  return {interpolate(l->by_batch, pass, batch)};
+  return l->time(pass, batch);
+}
+
+Seconds LayerProfile::time(TrainingPass pass, long batch) const {
+  if (batch < 1) throw std::invalid_argument("batch size must be >= 1");
+  return {interpolate(by_batch, pass, batch)};
 }
 
 MeasuredProfile load_profile(const std::string& path) {

@@ -50,6 +50,9 @@ struct LayerProfile {
   std::string name;
   Origin origin;
   std::map<long, BatchMeasurement> by_batch;  // batch size -> measurement; never empty
+
+  // One pass at `batch` (>= 1), estimated as above when not measured.
+  Seconds time(TrainingPass pass, long batch) const;
 };
 
 struct MeasuredProfile {
