@@ -15,12 +15,10 @@
 #include "workloads/src/memory_model.hpp"
 
 namespace gpuscale::sim {
-namespace {
 
 using nlohmann::json;
 
-// One configuration, in the child process: returns its row as JSON.
-std::string simulate(const Experiment& e, const Configuration& c) {
+std::string simulate_configuration(const Experiment& e, const Configuration& c) {
   const auto wall_start = std::chrono::steady_clock::now();
   const ReplayInputs inputs(e, c);
   const topo::Topology& t = inputs.machine;
@@ -41,11 +39,13 @@ std::string simulate(const Experiment& e, const Configuration& c) {
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
 
   json links = json::object();
+  json link_uses = json::array();
   std::map<std::string, std::vector<double>> by_kind;
   for (const LinkLoad& load : r.link_loads) {
     const topo::Link& link = t.links()[static_cast<size_t>(load.link)];
-    by_kind[topo::to_string(link.kind)].push_back(
-        load.bytes_per_iteration / (r.iteration_s * link.effective_bandwidth().value));
+    const double use = load.bytes_per_iteration / (r.iteration_s * link.effective_bandwidth().value);
+    by_kind[topo::to_string(link.kind)].push_back(use);
+    link_uses.push_back({load.link, load.forward, use});
   }
   for (const auto& [kind, values] : by_kind) {
     double sum = 0;
@@ -69,13 +69,14 @@ std::string simulate(const Experiment& e, const Configuration& c) {
               {"memory_max_other_gb", max_other / 1e9},
               {"memory_before_training_gb", parts[0].before_training() / 1e9},
               {"link_utilisation", links},
+              {"link_uses", link_uses},
               {"activities", r.activities},
               {"wall_s", wall},
               {"timeline", timeline}}
       .dump();
 }
 
-ResultRow row_of(const Experiment& e, const Configuration& c, const std::string& text) {
+ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::string& text) {
   const json j = json::parse(text);
   ResultRow row;
   row.topology = j["topology"];
@@ -96,6 +97,7 @@ ResultRow row_of(const Experiment& e, const Configuration& c, const std::string&
   for (const auto& [kind, u] : j["link_utilisation"].items()) {
     row.link_utilisation[kind] = {u["max"], u["mean"]};
   }
+  for (const auto& use : j["link_uses"]) row.link_uses.push_back({use[0], use[1], use[2]});
   row.activities = j["activities"];
   row.wall_s = j["wall_s"];
   for (const auto& event : j["timeline"]) {
@@ -103,8 +105,6 @@ ResultRow row_of(const Experiment& e, const Configuration& c, const std::string&
   }
   return row;
 }
-
-}  // namespace
 
 wl::MemoryOptions memory_options_of(const std::string& comm, int gpus, int batch,
                                     double fusion_bytes) {
@@ -131,7 +131,7 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
   std::map<std::tuple<std::string, std::string, int>, double> one_gpu_epoch;
   const int total = static_cast<int>(configs.size());
   for (const Configuration& c : configs) {
-    ResultRow row = row_of(e, c, run_isolated([&] { return simulate(e, c); }));
+    ResultRow row = result_row_of(e, c, run_isolated([&] { return simulate_configuration(e, c); }));
     if (c.gpus == 1) one_gpu_epoch[{c.workload, c.comm, c.batch}] = row.epoch_s;
     rows.push_back(std::move(row));
     if (progress) progress(static_cast<int>(rows.size()), total, rows.back());
@@ -141,7 +141,7 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
     const auto key = std::make_tuple(row.workload, row.comm, row.batch);
     if (!one_gpu_epoch.contains(key)) {
       const Configuration one{row.workload, row.comm, row.batch, 1};
-      one_gpu_epoch[key] = row_of(e, one, run_isolated([&] { return simulate(e, one); })).epoch_s;
+      one_gpu_epoch[key] = result_row_of(e, one, run_isolated([&] { return simulate_configuration(e, one); })).epoch_s;
     }
     const double base = one_gpu_epoch[key];
     // Weak scaling: G GPUs do G times the work; speedup is the throughput ratio.

@@ -11,9 +11,11 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/core/config_tree.hpp"
 #include "sim/replay/timeline.hpp"
 #include "workloads/src/memory_model.hpp"
 
@@ -24,6 +26,8 @@ enum class Scaling { Strong, Weak };
 struct Experiment {
   std::string topology = "dgx1-v100";
   std::vector<std::string> topology_overrides;  // --set on the machine ("link_kinds.nvlink...")
+  // A machine written inline (a study's derived machine, `base:` resolved); `topology` names it.
+  std::shared_ptr<const ConfigNode> topology_document;
   std::vector<std::string> workloads = {"resnet-50"};
   std::vector<int> gpus = {1, 2, 4, 8};
   std::vector<int> batches = {32};              // per GPU
@@ -39,9 +43,26 @@ struct Experiment {
   bool record_timeline = false;                 // fill ResultRow::timeline (--trace)
 };
 
+// One configuration of an experiment: a workload trained with one comm method and batch on
+// some GPUs.
+struct Configuration {
+  std::string workload;
+  std::string comm;
+  int batch = 32;  // per GPU
+  int gpus = 1;
+};
+
 struct LinkUtilisation {
   double max = 0;
   double mean = 0;
+};
+
+// One direction of one link of the machine (topo::Topology::links()): the share of its bandwidth
+// the exchange used over an iteration.
+struct LinkUse {
+  int link = 0;
+  bool forward = true;  // from the link's `a` to its `b`
+  double utilisation = 0;
 };
 
 struct ResultRow {
@@ -53,6 +74,7 @@ struct ResultRow {
   double memory_gpu0_gb = 0, memory_max_other_gb = 0;
   double memory_before_training_gb = 0;  // GPU0 once set up: context, weights, gradients
   std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind
+  std::vector<LinkUse> link_uses;  // every link direction the exchange used
   long activities = 0;
   double wall_s = 0;  // host time the simulation took
   Timeline timeline;  // when the experiment records one
@@ -62,6 +84,12 @@ struct ResultRow {
 // the fusion buffer of `fusion_bytes`.
 wl::MemoryOptions memory_options_of(const std::string& comm, int gpus, int batch,
                                     double fusion_bytes);
+
+// One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp),
+// as JSON text for result_row_of; its speedup is left at 0.
+std::string simulate_configuration(const Experiment& experiment, const Configuration& config);
+ResultRow result_row_of(const Experiment& experiment, const Configuration& config,
+                        const std::string& simulated);
 
 // Runs every configuration; `progress(done, total, row)` after each (for stderr).
 std::vector<ResultRow> run_experiment(

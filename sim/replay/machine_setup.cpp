@@ -20,8 +20,12 @@ int gpus_per_node(const topo::Topology& t) {
 }  // namespace
 
 topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
-                           int gpus) {
-  topo::TopologyConfig config = topo::load_topology_config(topology, overrides);
+                           int gpus, const std::shared_ptr<const ConfigNode>& inline_document) {
+  const auto load = [&](const std::vector<std::string>& all_overrides) {
+    return inline_document ? topo::load_topology_config(*inline_document, topology, all_overrides)
+                           : topo::load_topology_config(topology, all_overrides);
+  };
+  topo::TopologyConfig config = load(overrides);
   if (config.cluster) {
     // A cluster's config holds its node template: its GPUs are one node's.
     const long per_node = std::max<long>(
@@ -29,7 +33,7 @@ topo::Topology machine_for(const std::string& topology, const std::vector<std::s
                          [](const topo::DeviceConfig& d) { return d.kind == topo::DeviceKind::Gpu; }));
     auto sized = overrides;
     sized.push_back(fmt::format("cluster.nodes={}", (gpus + per_node - 1) / per_node));
-    config = topo::load_topology_config(topology, sized);
+    config = load(sized);
   }
   return topo::Topology::build(config);
 }

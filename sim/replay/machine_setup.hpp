@@ -6,17 +6,20 @@
 //  - NCCL's channel rings over those GPUs (topo::find_rings), as orders of ranks.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/core/config_tree.hpp"
 #include "topologies/src/topology.hpp"
 
 namespace gpuscale::sim {
 
 // The machine `topology` (a shipped name or a .yaml file) with the `overrides` (--set), a cluster
-// sized to the nodes `gpus` GPUs need.
+// sized to the nodes `gpus` GPUs need. `inline_document`, when given, is the machine itself (a
+// study's derived machine, its `base:` resolved) and `topology` only names it.
 topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
-                           int gpus);
+                           int gpus, const std::shared_ptr<const ConfigNode>& inline_document = nullptr);
 
 struct Placement {
   std::vector<int> gpus;                // device indices, in rank order

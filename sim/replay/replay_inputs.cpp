@@ -24,7 +24,7 @@ std::unique_ptr<const compute::ComputeTimeModel> compute_model(const wl::Workloa
 }  // namespace
 
 ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
-    : machine(machine_for(e.topology, e.topology_overrides, c.gpus)),
+    : machine(machine_for(e.topology, e.topology_overrides, c.gpus, e.topology_document)),
       placement(place_job(machine, c.gpus)),
       router(machine, routing_of(machine, e.routing)),
       workload(wl::load_workload(c.workload)),

@@ -17,15 +17,6 @@
 
 namespace gpuscale::sim {
 
-// One configuration of an experiment: a workload trained with one comm method and batch on
-// some GPUs.
-struct Configuration {
-  std::string workload;
-  std::string comm;
-  int batch = 32;  // per GPU
-  int gpus = 1;
-};
-
 struct ReplayInputs {
   // Throws ConfigError for bad input: unknown machine or workload, GPUs that do not fit, ...
   ReplayInputs(const Experiment& experiment, const Configuration& config);

@@ -109,7 +109,10 @@ const ShippedFolder& shipped_topologies() {
 
 // A file with its `base:` chain resolved.
 ConfigNode load_chain(const std::string& path, int depth) {
-  ConfigNode doc = ConfigNode::load_file(path);
+  return resolve_base(ConfigNode::load_file(path), fs::path(path).parent_path().string(), depth);
+}
+
+ConfigNode resolve_base(ConfigNode doc, const std::string& dir, int depth) {
   if (!doc.is_map()) {
     throw ConfigError(doc.origin(), "a topology file must be a mapping (name:, devices:, links: ...)");
   }
@@ -118,7 +121,6 @@ ConfigNode load_chain(const std::string& path, int depth) {
       throw ConfigError(base->origin(), "'base:' chain is too deep or circular (check which file "
                                         "derives from which)");
     }
-    const std::string dir = fs::path(path).parent_path().string();
     const std::string base_path =
         shipped_topologies().resolve(read_string(*base, "'base'"), dir, base->origin());
     ConfigNode own = doc;

@@ -21,6 +21,8 @@ std::pair<std::string, std::string> link_endpoints(const ConfigNode& link);
 
 // A file with its `base:` chain resolved (`depth` counts the files above it, to stop cycles).
 ConfigNode load_chain(const std::string& path, int depth = 0);
+// A document with its `base:` chain resolved, a relative base taken from `dir`.
+ConfigNode resolve_base(ConfigNode doc, const std::string& dir, int depth = 0);
 
 // For a cluster document, the node's document with the cluster's keys derived over it; any
 // other document unchanged.

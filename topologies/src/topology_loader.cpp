@@ -267,10 +267,14 @@ TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
 TopologyConfig load_topology_config(const std::string& name_or_path,
                                     const std::vector<std::string>& overrides) {
   const std::string path = shipped_topologies().resolve(name_or_path, "", Origin{});
+  return load_topology_config(load_chain(path, 0), path, overrides);
+}
+
+TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,
+                                    const std::vector<std::string>& overrides) {
   // `--set cluster.node=...` chooses which node file is merged in, so it applies first; every
   // other override applies to the merged machine, where the node's keys exist.
   const auto chooses_node = [](const std::string& a) { return a.starts_with("cluster.node="); };
-  ConfigNode doc = load_chain(path, 0);
   for (const auto& assignment : overrides) {
     if (chooses_node(assignment)) apply_override(doc, assignment);
   }
