@@ -18,14 +18,13 @@ const std::vector<std::string> kKeys = {"topology", "set",      "workload", "gpu
                                         "images",   "fusion_mb", "fusion_cycle_ms",
                                         "protocol", "profile",  "iterations"};
 
-// A path relative to the experiment file's folder, unless it names a shipped file.
+}  // namespace
+
 std::string file_or_name(const std::string& value, const std::string& folder) {
   const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
   if (!is_path || fs::path(value).is_absolute()) return value;
   return (fs::path(folder) / value).lexically_normal().string();
 }
-
-}  // namespace
 
 Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   const MapReader map(root, "experiment", kKeys);

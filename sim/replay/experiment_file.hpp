@@ -18,6 +18,9 @@
 
 namespace gpuscale::sim {
 
+// A path relative to `folder` (the file that names it), unless `value` names a shipped file.
+std::string file_or_name(const std::string& value, const std::string& folder);
+
 // Throws ConfigError (file, line, what to fix) for unknown keys and bad values.
 Experiment read_experiment(const ConfigNode& root, const std::string& folder);
 Experiment load_experiment_file(const std::string& path);

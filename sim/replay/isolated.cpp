@@ -27,7 +27,7 @@ void write_all(int fd, const std::string& text) {
 
 }  // namespace
 
-std::string run_isolated(const std::function<std::string()>& work) {
+IsolatedChild start_isolated(const std::function<std::string()>& work) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("run_isolated: pipe failed");
   std::fflush(nullptr);
@@ -48,18 +48,27 @@ std::string run_isolated(const std::function<std::string()>& work) {
     ::_exit(0);
   }
   ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+std::string finish_isolated(const IsolatedChild& child, const std::string& written) {
+  ::close(child.fd);
+  int status = 0;
+  ::waitpid(child.pid, &status, 0);
+  if (written.empty()) throw std::runtime_error("simulation process died (signal or crash)");
+  const std::string body = written.substr(1);
+  if (written[0] == kConfigError) throw ConfigError({}, body);
+  if (written[0] == kFailure) throw std::runtime_error(body);
+  return body;
+}
+
+std::string run_isolated(const std::function<std::string()>& work) {
+  const IsolatedChild child = start_isolated(work);
   std::string text;
   char buffer[65536];
   ssize_t n = 0;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (text.empty()) throw std::runtime_error("simulation process died (signal or crash)");
-  const std::string body = text.substr(1);
-  if (text[0] == kConfigError) throw ConfigError({}, body);
-  if (text[0] == kFailure) throw std::runtime_error(body);
-  return body;
+  while ((n = ::read(child.fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  return finish_isolated(child, text);
 }
 
 }  // namespace gpuscale::sim

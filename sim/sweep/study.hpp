@@ -19,6 +19,7 @@ struct Machine {
   std::string topology;  // the name or path; for an inline machine, its label
   std::vector<std::string> overrides;
   std::shared_ptr<const ConfigNode> document;  // inline machines only
+  std::string defined_at;                      // an inline machine's file:line
 };
 
 // One run: a single configuration, everything it depends on spelled out.

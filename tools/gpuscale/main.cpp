@@ -9,6 +9,7 @@
 #include "sim/core/error.hpp"
 #include "tools/gpuscale/collective_command.hpp"
 #include "tools/gpuscale/run_command.hpp"
+#include "tools/gpuscale/sweep_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
 #include "tools/gpuscale/validate_command.hpp"
 #include "tools/gpuscale/workload_command.hpp"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_run_command(app);
   gpuscale::cli::add_collective_command(app);
   gpuscale::cli::add_validate_command(app);
+  gpuscale::cli::add_sweep_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,211 @@
+#include "sim/sweep/sweep_output.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "sim/core/output_file.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/sweep/run_hash.hpp"
+
+namespace gpuscale::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+const Origin kOut{"--out", 0};
+
+std::string quoted(const std::string& text) { return json(text).dump(); }
+
+std::string routing_of(const sim::Experiment& e) { return e.routing.empty() ? "default" : e.routing; }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(Origin{path, 0}, "cannot read it: is this a sweep's output folder?");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The hashes of every run of the study, in order: the identity shards of one study share.
+std::string identity_of(const Study& study) {
+  const std::string fingerprint = build_fingerprint();
+  std::string all = study.name;
+  for (const Run& run : study.runs) all += run_hash(run, fingerprint);
+  return hash_text(all);
+}
+
+std::string machine_yaml(const Machine& m) {
+  if (m.document) return fmt::format("{{inline: {}}}", quoted(m.defined_at));
+  std::string set;
+  for (const std::string& o : m.overrides) set += (set.empty() ? "" : ", ") + quoted(o);
+  return set.empty() ? fmt::format("{{topology: {}}}", quoted(m.topology))
+                     : fmt::format("{{topology: {}, set: [{}]}}", quoted(m.topology), set);
+}
+
+std::string resolved_study_yaml(const Study& study, const std::string& identity) {
+  const std::string fingerprint = build_fingerprint();
+  std::string axes;
+  for (const std::string& a : study.axes) axes += (axes.empty() ? "" : ", ") + a;
+  std::string out = fmt::format("# {} resolved by gpuscale sweep: every run spelled out, with the "
+                                "hash its cached result is kept under.\nname: {}\ndescription: "
+                                "{}\nstudy_hash: {}\naxes: [{}]\nmachines:\n",
+                                study.file, quoted(study.name), quoted(study.description), identity, axes);
+  std::map<std::string, std::string> machines;
+  for (const Run& run : study.runs) machines.emplace(run.machine.label, machine_yaml(run.machine));
+  for (const auto& [label, yaml] : machines) out += fmt::format("  {}: {}\n", quoted(label), yaml);
+  out += "runs:\n";
+  for (size_t i = 0; i < study.runs.size(); ++i) {
+    const Run& r = study.runs[i];
+    const sim::Experiment& e = r.experiment;
+    out += fmt::format("  - {{index: {}, hash: {}, machine: {}, workload: {}, comm: {}, routing: {}, "
+                       "fusion_mb: {:g}, protocol: {}, scaling: {}, images: {}, batch: {}, gpus: {}, "
+                       "iterations: {}{}}}\n",
+                       i, run_hash(r, fingerprint), quoted(r.machine.label), quoted(r.config.workload),
+                       r.config.comm, routing_of(e), e.fusion_mb, e.protocol,
+                       e.scaling == sim::Scaling::Weak ? "weak" : "strong", e.images, r.config.batch,
+                       r.config.gpus, e.iterations,
+                       e.profile.empty() ? "" : ", profile: " + quoted(e.profile));
+  }
+  return out;
+}
+
+ordered_json results_document(const std::string& name, const std::string& identity, size_t runs,
+                              const Shard& shard, const std::vector<JsonRow>& rows) {
+  ordered_json doc = {{"study", name}, {"study_hash", identity}, {"runs", runs}};
+  if (shard.count > 1) doc["shard"] = fmt::format("{}/{}", shard.index, shard.count);
+  doc["rows"] = rows;
+  return doc;
+}
+
+void write_results(const ordered_json& doc, const std::string& out_dir) {
+  std::vector<JsonRow> rows(doc["rows"].begin(), doc["rows"].end());
+  write_output_file((fs::path(out_dir) / "results.json").string(), doc.dump(1) + "\n", kOut);
+  write_output_file((fs::path(out_dir) / "results.csv").string(), rows_csv(rows), kOut);
+}
+
+}  // namespace
+
+JsonRow row_json(const SweepRow& row) {
+  const sim::Experiment& e = row.run.experiment;
+  const sim::ResultRow& r = row.result;
+  ordered_json links = ordered_json::object();
+  double max_use = 0;
+  for (const auto& [kind, u] : r.link_utilisation) {
+    links[kind] = {{"max", u.max}, {"mean", u.mean}};
+    max_use = std::max(max_use, u.max);
+  }
+  return {{"index", row.index},
+          {"hash", row.hash},
+          {"machine", row.run.machine.label},
+          {"topology", r.topology},
+          {"workload", row.run.config.workload},
+          {"comm", row.run.config.comm},
+          {"routing", routing_of(e)},
+          {"fusion_mb", e.fusion_mb},
+          {"protocol", e.protocol},
+          {"scaling", r.scaling},
+          {"gpus", r.gpus},
+          {"batch", r.batch},
+          {"iteration_s", r.iteration_s},
+          {"epoch_s", r.epoch_s},
+          {"speedup", r.speedup},
+          {"efficiency", r.speedup / r.gpus},
+          {"throughput_img_s", r.throughput_img_s},
+          {"fpbp_s", r.fpbp_s},
+          {"wu_s", r.wu_s},
+          {"exposed_comm_s", r.exposed_comm_s},
+          {"memory_gpu0_gb", r.memory_gpu0_gb},
+          {"memory_max_other_gb", r.memory_max_other_gb},
+          {"max_link_utilisation", max_use},
+          {"link_utilisation", links}};
+}
+
+std::string rows_csv(const std::vector<JsonRow>& rows) {
+  static const std::vector<std::string> columns = {
+      "index", "hash", "machine", "topology", "workload", "comm", "routing", "fusion_mb", "protocol",
+      "scaling", "gpus", "batch", "iteration_s", "epoch_s", "speedup", "efficiency",
+      "throughput_img_s", "fpbp_s", "wu_s", "exposed_comm_s", "memory_gpu0_gb",
+      "memory_max_other_gb", "max_link_utilisation"};
+  std::string out;
+  for (const std::string& c : columns) out += (out.empty() ? "" : ",") + c;
+  out += "\n";
+  for (const JsonRow& row : rows) {
+    std::string line;
+    for (const std::string& c : columns) {
+      const auto& v = row[c];
+      const std::string cell = v.is_string() ? v.get<std::string>()
+                               : v.is_number_float() ? fmt::format("{:.9g}", v.get<double>())
+                                                     : v.dump();
+      line += (line.empty() ? "" : ",") + cell;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+void write_sweep_outputs(const Study& study, const SweepOutcome& outcome, const Shard& shard,
+                         const std::string& out_dir) {
+  const std::string identity = identity_of(study);
+  std::vector<JsonRow> rows;
+  for (const SweepRow& row : outcome.rows) rows.push_back(row_json(row));
+  write_output_file((fs::path(out_dir) / "study.yaml").string(), resolved_study_yaml(study, identity), kOut);
+  write_results(results_document(study.name, identity, study.runs.size(), shard, rows), out_dir);
+}
+
+void merge_sweep_outputs(const std::vector<std::string>& shard_dirs, const std::string& out_dir) {
+  std::string name, identity;
+  size_t runs = 0;
+  std::map<size_t, JsonRow> by_index;
+  for (const std::string& dir : shard_dirs) {
+    const std::string path = (fs::path(dir) / "results.json").string();
+    const ordered_json doc = ordered_json::parse(read_text(path), nullptr, false);
+    if (doc.is_discarded() || !doc.contains("study_hash") || !doc.contains("rows")) {
+      throw ConfigError(Origin{path, 0}, "not a sweep's results.json (run `gpuscale sweep` first)");
+    }
+    if (identity.empty()) {
+      name = doc["study"];
+      identity = doc["study_hash"];
+      runs = doc["runs"];
+    } else if (doc["study_hash"] != identity) {
+      throw ConfigError(Origin{path, 0}, fmt::format("is another study (or another gpuscale build) "
+                                                     "than {}'s: merge shards of one sweep only",
+                                                     shard_dirs.front()));
+    }
+    for (const auto& row : doc["rows"]) {
+      const size_t index = row["index"];
+      if (!by_index.emplace(index, row).second) {
+        throw ConfigError(Origin{path, 0}, fmt::format("run {} is in two shards: give each shard once", index));
+      }
+    }
+  }
+  if (by_index.size() != runs) {
+    std::string missing;
+    for (size_t i = 0; i < runs && missing.size() < 60; ++i) {
+      if (!by_index.contains(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+    }
+    throw ConfigError(Origin{"merge", 0}, fmt::format("the shards hold {} of the study's {} runs "
+                                                      "(missing: {}...): give every shard's folder",
+                                                      by_index.size(), runs, missing));
+  }
+  fs::create_directories(fs::path(out_dir) / "runs");
+  for (const std::string& dir : shard_dirs) {
+    const fs::path cache = fs::path(dir) / "runs";
+    if (fs::is_directory(cache) && !fs::equivalent(cache, fs::path(out_dir) / "runs")) {
+      for (const auto& entry : fs::directory_iterator(cache)) {
+        fs::copy_file(entry.path(), fs::path(out_dir) / "runs" / entry.path().filename(),
+                      fs::copy_options::skip_existing);
+      }
+    }
+  }
+  const std::string study_yaml = read_text((fs::path(shard_dirs.front()) / "study.yaml").string());
+  write_output_file((fs::path(out_dir) / "study.yaml").string(), study_yaml, kOut);
+  std::vector<JsonRow> rows;
+  for (auto& [index, row] : by_index) rows.push_back(std::move(row));
+  write_results(results_document(name, identity, runs, Shard{}, rows), out_dir);
+}
+
+}  // namespace gpuscale::sweep

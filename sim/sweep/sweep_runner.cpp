@@ -1,0 +1,138 @@
+#include "sim/sweep/sweep_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "sim/core/output_file.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/sweep/process_pool.hpp"
+#include "sim/sweep/run_hash.hpp"
+
+namespace gpuscale::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string cache_path(const std::string& out_dir, const std::string& hash) {
+  return (fs::path(out_dir) / "runs" / (hash + ".json")).string();
+}
+
+// A cached result: the simulation's own JSON (sim::simulate_configuration) under the run's hash.
+// An unreadable or foreign file is no result: the run is simulated again and the file replaced.
+std::optional<std::string> read_cached(const std::string& path, const std::string& hash) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("hash") || j["hash"] != hash || !j.contains("result")) {
+    return std::nullopt;
+  }
+  return j["result"].dump();
+}
+
+Run on_one_gpu(Run run) {
+  run.config.gpus = 1;
+  run.experiment.gpus = {1};
+  return run;
+}
+
+double speedup_of(const Run& run, double epoch_s, double one_gpu_epoch_s) {
+  // Weak scaling: G GPUs do G times the work; speedup is the throughput ratio.
+  const bool weak = run.experiment.scaling == sim::Scaling::Weak;
+  return weak ? one_gpu_epoch_s * run.config.gpus / epoch_s : one_gpu_epoch_s / epoch_s;
+}
+
+}  // namespace
+
+std::string describe(const Run& run) {
+  const sim::Experiment& e = run.experiment;
+  std::string text = fmt::format("{} {} {} {} GPUs batch {}", run.machine.label, run.config.workload,
+                                 run.config.comm, run.config.gpus, run.config.batch);
+  if (!e.routing.empty()) text += " routing " + e.routing;
+  if (!sim::is_kvstore_method(run.config.comm)) text += fmt::format(" fusion {:g} MB", e.fusion_mb);
+  return text;
+}
+
+SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
+                       const std::function<void(const SweepProgress&)>& progress) {
+  const std::string fingerprint = build_fingerprint();
+  // The shard's runs, then the one-GPU runs their speedups need, each hash once.
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < study.runs.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(options.shard.count)) == options.shard.index) {
+      mine.push_back(i);
+    }
+  }
+  std::vector<Run> tasks;
+  std::vector<std::string> task_hash;
+  std::map<std::string, size_t> task_of_hash;
+  auto need = [&](const Run& run) {
+    const std::string hash = run_hash(run, fingerprint);
+    if (task_of_hash.emplace(hash, tasks.size()).second) {
+      tasks.push_back(run);
+      task_hash.push_back(hash);
+    }
+    return hash;
+  };
+  std::vector<std::pair<std::string, std::string>> row_hashes;  // (run, its one-GPU run)
+  for (size_t i : mine) {
+    const std::string hash = need(study.runs[i]);
+    row_hashes.emplace_back(hash, need(on_one_gpu(study.runs[i])));
+  }
+
+  std::map<std::string, std::string> result_of_hash;
+  std::vector<size_t> to_simulate;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    if (auto cached = read_cached(cache_path(options.out_dir, task_hash[t]), task_hash[t])) {
+      result_of_hash[task_hash[t]] = *cached;
+    } else {
+      to_simulate.push_back(t);
+    }
+  }
+  SweepProgress state{0, to_simulate.size(), tasks.size() - to_simulate.size()};
+  if (progress) progress(state);
+  fs::create_directories(fs::path(options.out_dir) / "runs");
+  run_in_processes(
+      to_simulate.size(), options.jobs,
+      [&](size_t k) {
+        const Run& run = tasks[to_simulate[k]];
+        try {
+          return sim::simulate_configuration(run.experiment, run.config);
+        } catch (const std::exception& e) {
+          throw ConfigError({}, fmt::format("run {}: {}", describe(run), e.what()));
+        }
+      },
+      [&](size_t k, const std::string& result) {
+        const std::string& hash = task_hash[to_simulate[k]];
+        const json entry = {{"hash", hash},
+                            {"run", describe(tasks[to_simulate[k]])},
+                            {"result", json::parse(result)}};
+        write_output_file(cache_path(options.out_dir, hash), entry.dump() + "\n", Origin{"--out", 0});
+        result_of_hash[hash] = result;
+        ++state.finished;
+        if (progress) progress(state);
+      });
+
+  SweepOutcome outcome;
+  outcome.simulated = to_simulate.size();
+  outcome.cached = state.cached;
+  for (size_t k = 0; k < mine.size(); ++k) {
+    const Run& run = study.runs[mine[k]];
+    const auto& [hash, one_gpu_hash] = row_hashes[k];
+    SweepRow row{mine[k], hash, run, sim::result_row_of(run.experiment, run.config, result_of_hash[hash])};
+    const sim::ResultRow base = sim::result_row_of(on_one_gpu(run).experiment, on_one_gpu(run).config,
+                                                   result_of_hash[one_gpu_hash]);
+    row.result.speedup = speedup_of(run, row.result.epoch_s, base.epoch_s);
+    outcome.rows.push_back(std::move(row));
+  }
+  return outcome;
+}
+
+}  // namespace gpuscale::sweep

@@ -1,0 +1,139 @@
+#include "tools/gpuscale/sweep_command.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "sim/core/error.hpp"
+#include "sim/sweep/study_loader.hpp"
+#include "sim/sweep/sweep_output.hpp"
+#include "sim/sweep/sweep_runner.hpp"
+
+namespace gpuscale::cli {
+namespace {
+
+struct SweepCommandOptions {
+  std::string study;
+  std::string out;  // default: sweep-NAME in the working directory
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string shard = "0/1";
+  std::string format = "table";
+  std::vector<std::string> merge_dirs;
+  std::string merge_out;
+};
+
+sweep::Shard parse_shard(const std::string& text) {
+  int index = -1, count = 0;
+  char slash = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &index, &slash, &count, &extra) != 3 || slash != '/' ||
+      count < 1 || index < 0 || index >= count) {
+    throw ConfigError(Origin{"--shard", 0}, fmt::format("'{}' is not a shard: give i/N with 0 <= i < "
+                                                        "N (e.g. 0/4 for the first of four)", text));
+  }
+  return {index, count};
+}
+
+// A bar on a terminal, a line per finished run elsewhere (a log file, a Slurm job's output).
+void show_progress(const sweep::SweepProgress& p) {
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (terminal) {
+    constexpr int kWidth = 30;
+    const int filled = p.to_simulate == 0 ? kWidth : static_cast<int>(kWidth * p.finished / p.to_simulate);
+    std::cerr << fmt::format("\r[{:<{}}] {}/{} simulated, {} cached", std::string(filled, '#'), kWidth,
+                             p.finished, p.to_simulate, p.cached)
+              << (p.finished == p.to_simulate ? "\n" : "") << std::flush;
+  } else if (p.finished > 0 || p.to_simulate == 0) {
+    std::cerr << fmt::format("[{}/{}] simulated ({} cached)\n", p.finished, p.to_simulate, p.cached);
+  }
+}
+
+std::string axis_cell(const sweep::JsonRow& row, const std::string& axis) {
+  const auto& v = row[axis];
+  return v.is_string() ? v.get<std::string>() : fmt::format("{:g}", v.get<double>());
+}
+
+// The varied axes, then what was predicted: one line per run.
+std::string sweep_table(const sweep::Study& study, const std::vector<sweep::JsonRow>& rows) {
+  std::vector<std::string> axes = study.axes;
+  if (axes.empty()) axes = {"machine", "workload", "comm", "gpus"};
+  std::vector<size_t> widths;
+  for (const std::string& axis : axes) {
+    size_t w = axis.size();
+    for (const auto& row : rows) w = std::max(w, axis_cell(row, axis).size());
+    widths.push_back(w);
+  }
+  std::string out;
+  for (size_t a = 0; a < axes.size(); ++a) out += fmt::format("{:<{}} ", axes[a], widths[a]);
+  out += fmt::format("{:>10} {:>10} {:>7} {:>6} {:>9} {:>9} {:>8}\n", "iter ms", "epoch s",
+                     "speedup", "eff %", "FP+BP ms", "WU ms", "GPU0 GB");
+  for (const auto& row : rows) {
+    for (size_t a = 0; a < axes.size(); ++a) out += fmt::format("{:<{}} ", axis_cell(row, axes[a]), widths[a]);
+    out += fmt::format("{:>10.2f} {:>10.1f} {:>7.2f} {:>6.0f} {:>9.2f} {:>9.2f} {:>8.2f}\n",
+                       row["iteration_s"].get<double>() * 1e3, row["epoch_s"].get<double>(),
+                       row["speedup"].get<double>(), row["efficiency"].get<double>() * 100,
+                       row["fpbp_s"].get<double>() * 1e3, row["wu_s"].get<double>() * 1e3,
+                       row["memory_gpu0_gb"].get<double>());
+  }
+  return out;
+}
+
+void run_study(const SweepCommandOptions& o) {
+  const sweep::Study study = sweep::load_study_file(o.study);
+  sweep::SweepOptions options;
+  options.out_dir = o.out.empty() ? "sweep-" + study.name : o.out;
+  options.jobs = o.jobs;
+  options.shard = parse_shard(o.shard);
+  const sweep::SweepOutcome outcome = sweep::run_sweep(study, options, show_progress);
+  sweep::write_sweep_outputs(study, outcome, options.shard, options.out_dir);
+  std::vector<sweep::JsonRow> rows;
+  for (const sweep::SweepRow& row : outcome.rows) rows.push_back(sweep::row_json(row));
+  if (o.format == "json") {
+    std::cout << nlohmann::ordered_json(rows).dump(1) << "\n";
+  } else if (o.format == "csv") {
+    std::cout << sweep::rows_csv(rows);
+  } else {
+    std::cout << fmt::format("{}: {} runs ({} simulated, {} cached) -> {}/results.csv\n\n", study.name,
+                             rows.size(), outcome.simulated, outcome.cached, options.out_dir)
+              << sweep_table(study, rows);
+  }
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepCommandOptions>();
+  auto* cmd = app.add_subcommand("sweep", "Run a study: runs varied along axes (machines, models, "
+                                          "GPUs, batches, methods), in parallel, cached, resumable");
+  cmd->add_option("study", o->study, "A study file (docs/sweeps.md)")->check(CLI::ExistingFile);
+  cmd->add_option("--out", o->out, "Output folder: results.csv/json, study.yaml, the run cache "
+                                   "(default: sweep-NAME)");
+  cmd->add_option("--jobs,-j", o->jobs, "Simulations at once (default: the machine's cores)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--shard", o->shard, "Run every N-th run only, from the i-th (0-based): i/N")
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "What to print")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  cmd->callback([o, cmd] {
+    if (cmd->got_subcommand("merge")) return;
+    if (o->study.empty()) {
+      throw ConfigError(Origin{"sweep", 0}, "give a study file (gpuscale sweep STUDY.yaml) or "
+                                            "`sweep merge DIR...`");
+    }
+    run_study(*o);
+  });
+  auto* merge = cmd->add_subcommand("merge", "Join the output folders of a study's shards");
+  merge->add_option("dirs", o->merge_dirs, "The shards' output folders")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  merge->add_option("--out", o->merge_out, "Folder for the merged outputs")->required();
+  merge->callback([o] {
+    sweep::merge_sweep_outputs(o->merge_dirs, o->merge_out);
+    std::cout << fmt::format("merged {} shards into {}/results.csv\n", o->merge_dirs.size(), o->merge_out);
+  });
+}
+
+}  // namespace gpuscale::cli
