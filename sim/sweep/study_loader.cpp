@@ -13,6 +13,7 @@
 #include "sim/replay/replay.hpp"
 #include "topologies/src/topology_config.hpp"
 #include "topologies/src/topology_loader.hpp"
+#include "workloads/src/workload_document.hpp"
 
 namespace gpuscale::sweep {
 namespace {
@@ -30,8 +31,10 @@ std::string stem_of(const std::string& name_or_path) { return fs::path(name_or_p
 
 Machine read_machine(const ConfigNode& node, const std::string& folder) {
   if (node.is_scalar()) {
-    const std::string topology = sim::file_or_name(read_string(node, "machine"), folder);
-    topo::load_topology_config(topology);  // fails now, at this line, if it does not load
+    // Found now, or the error names this line; then loaded, so a broken file fails before any run.
+    const std::string topology =
+        topo::shipped_topologies().resolve(read_string(node, "machine"), folder, node.origin());
+    topo::load_topology_config(topology);
     return {stem_of(topology), topology, {}, nullptr, {}};
   }
   if (!node.is_map()) {
@@ -69,8 +72,10 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
     return {axis, text, [m](Run& r) { r.machine = m; }};
   }
   if (axis == "workload") {
-    const std::string w = read_string(node, "workload");
-    return {axis, w, [w](Run& r) { r.config.workload = w; }};
+    const std::string name = read_string(node, "workload");
+    const std::string w = sim::file_or_name(name, folder);
+    wl::shipped_workloads().resolve(w, "", node.origin());  // an unknown model fails at this line
+    return {axis, name, [w](Run& r) { r.config.workload = w; }};
   }
   if (axis == "gpus" || axis == "batch") {
     const int n = static_cast<int>(read_integer(node, axis, 1, axis == "gpus" ? 1 << 16 : 1 << 20));
@@ -119,6 +124,14 @@ Run read_base(const ConfigNode* base, const std::string& folder) {
     }
   }
   const sim::Experiment& e = run.experiment;
+  // What the base names must exist: the errors name its lines, before anything runs.
+  if (const ConfigNode* n = base != nullptr ? base->find("topology") : nullptr) {
+    topo::shipped_topologies().resolve(e.topology, "", n->origin());
+    topo::load_topology_config(e.topology, e.topology_overrides);
+  }
+  if (const ConfigNode* n = base != nullptr ? base->find("workload") : nullptr) {
+    wl::shipped_workloads().resolve(e.workloads.front(), "", n->origin());
+  }
   run.machine = {stem_of(e.topology), e.topology, e.topology_overrides, nullptr, {}};
   run.config = {e.workloads.front(), e.comms.front(), e.batches.front(), e.gpus.front()};
   return run;

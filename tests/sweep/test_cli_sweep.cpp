@@ -1,0 +1,171 @@
+// `gpuscale sweep` as a user runs it: a study's rows, a resumed study that simulates nothing
+// twice, an extended study that simulates only its new runs, shards that merge to the bytes of
+// one sweep, cache invalidation when a machine file changes, and bad studies (one line, exit 2).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "tests/support/test_support.hpp"
+
+namespace gpuscale {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_command;
+
+const std::string kGpuscale = GPUSCALE_EXECUTABLE;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A fresh output folder per test, inside the build tree.
+std::string out_dir(const std::string& name) {
+  const fs::path dir = fs::path(GPUSCALE_TEST_TMPDIR) / "sweep" / name;
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+nlohmann::json results(const std::string& dir) {
+  return nlohmann::json::parse(read_file(fs::path(dir) / "results.json"));
+}
+
+const char* kTinyStudy =
+    "name: tiny\n"
+    "base: {workload: lenet, batch: 16, images: 25600}\n"
+    "axes:\n"
+    "  machine:\n"
+    "    - dgx1-v100\n"
+    "    - {name: dgx1-no-01, base: dgx1-v100, links: [{a: gpu0, b: gpu1, remove: true}]}\n"
+    "  comm: [p2p, nccl_reduce_bcast]\n"
+    "  gpus: [1, 2]\n";
+
+TEST(CliSweep, RunsTheCrossProductInStudyOrderWithSpeedups) {
+  const std::string study = testing::write_temp_file("tiny.yaml", kTinyStudy);
+  const std::string out = out_dir("cross");
+  const auto r = run_command(kGpuscale + " sweep " + study + " --out " + out + " --jobs 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = results(out);
+  ASSERT_EQ(j["rows"].size(), 8u);
+  EXPECT_EQ(j["runs"], 8);
+  // First axis outermost: machine, then comm, then gpus.
+  EXPECT_EQ(j["rows"][0]["machine"], "dgx1-v100");
+  EXPECT_EQ(j["rows"][4]["machine"], "dgx1-no-01");
+  EXPECT_EQ(j["rows"][2]["comm"], "nccl_reduce_bcast");
+  EXPECT_EQ(j["rows"][1]["gpus"], 2);
+  for (const auto& row : j["rows"]) {
+    if (row["gpus"] == 1) EXPECT_DOUBLE_EQ(row["speedup"].get<double>(), 1.0);
+    EXPECT_GT(row["iteration_s"].get<double>(), 0);
+  }
+  // Without the gpu0-gpu1 NVLink the 2-GPU P2P copy takes a longer way: slower.
+  EXPECT_GT(j["rows"][5]["iteration_s"].get<double>(), j["rows"][1]["iteration_s"].get<double>());
+  const std::string csv = read_file(fs::path(out) / "results.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 9);  // header + 8 rows
+  EXPECT_NE(read_file(fs::path(out) / "study.yaml").find("dgx1-no-01"), std::string::npos);
+}
+
+TEST(CliSweep, AResumedStudyRunsNothingTwiceAndAnExtendedOneOnlyItsNewRuns) {
+  const std::string study = testing::write_temp_file("resume.yaml", kTinyStudy);
+  const std::string out = out_dir("resume");
+  const std::string command = kGpuscale + " sweep " + study + " --out " + out;
+  const auto first = run_command(command);
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.out.find("8 simulated, 0 cached"), std::string::npos) << first.out;
+  const std::string before = read_file(fs::path(out) / "results.json");
+  const auto again = run_command(command);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.out.find("0 simulated, 8 cached"), std::string::npos) << again.out;
+  EXPECT_EQ(read_file(fs::path(out) / "results.json"), before);
+
+  std::string extended = kTinyStudy;
+  extended.replace(extended.find("gpus: [1, 2]"), 12, "gpus: [1, 2, 4]");
+  testing::write_temp_file("resume.yaml", extended);
+  const auto more = run_command(command);
+  ASSERT_EQ(more.status, 0) << more.err;
+  EXPECT_NE(more.out.find("12 runs (4 simulated, 8 cached)"), std::string::npos) << more.out;
+}
+
+TEST(CliSweep, ShardsMergeToTheBytesOfOneSweep) {
+  const std::string study = testing::write_temp_file("shards.yaml", kTinyStudy);
+  const std::string whole = out_dir("whole");
+  ASSERT_EQ(run_command(kGpuscale + " sweep " + study + " --out " + whole).status, 0);
+  std::vector<std::string> shard_dirs;
+  std::string dirs;
+  for (int i = 0; i < 3; ++i) {
+    const std::string dir = out_dir("shard" + std::to_string(i));
+    shard_dirs.push_back(dir);
+    const auto r = run_command(kGpuscale + " sweep " + study + " --out " + dir + " --shard " +
+                               std::to_string(i) + "/3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_LT(results(dir)["rows"].size(), 8u);
+    dirs += " " + dir;
+  }
+  const std::string merged = out_dir("merged");
+  const auto m = run_command(kGpuscale + " sweep merge" + dirs + " --out " + merged);
+  ASSERT_EQ(m.status, 0) << m.err;
+  for (const char* file : {"results.json", "results.csv", "study.yaml"}) {
+    EXPECT_EQ(read_file(fs::path(merged) / file), read_file(fs::path(whole) / file)) << file;
+  }
+  // The merged folder holds every shard's cache: the whole study resumes from it.
+  const auto resumed = run_command(kGpuscale + " sweep " + study + " --out " + merged);
+  EXPECT_NE(resumed.out.find("0 simulated, 8 cached"), std::string::npos) << resumed.out;
+
+  const auto missing = run_command(kGpuscale + " sweep merge " + shard_dirs[0] + " " + shard_dirs[1] +
+                                   " --out " + out_dir("incomplete"));
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("missing"), std::string::npos) << missing.err;
+}
+
+TEST(CliSweep, EditingAMachineFileReRunsItsRunsOnly) {
+  testing::write_temp_file("edited.yaml", "base: dgx1-v100\nname: edited\n");
+  const std::string study = testing::write_temp_file(
+      "edit-study.yaml", "name: edit\nbase: {workload: lenet, batch: 16, comm: p2p}\naxes:\n"
+                         "  machine: [dgx1-v100, edited.yaml]\n  gpus: [1, 2]\n");
+  const std::string out = out_dir("edit");
+  const std::string command = kGpuscale + " sweep " + study + " --out " + out;
+  ASSERT_EQ(run_command(command).status, 0);
+  testing::write_temp_file("edited.yaml", "base: dgx1-v100\nname: edited\n"
+                                          "link_kinds: {nvlink: {lane_bandwidth: 50 GB/s}}\n");
+  const auto r = run_command(command);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("4 runs (2 simulated, 2 cached)"), std::string::npos) << r.out;
+}
+
+TEST(CliSweep, BadStudiesAreOneLineNamingTheLineAndExitTwo) {
+  struct Case {
+    const char* text;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"name: b\nbase: {workload: lenet, comm: p2p}\naxes:\n  gpu: [1, 2]\n", "bad.yaml:4"},
+      {"name: b\nbase: {workload: lenet, comm: p2p}\naxes:\n  machine: [dgx9]\n  gpus: [1]\n",
+       "bad.yaml:4: unknown topology 'dgx9'"},
+      {"name: b\nbase: {workload: lenet, comm: p2p}\naxes:\n  gpus: [1, 2]\nruns: [{gpus: 4}]\n",
+       "not both"},
+      {"name: b\nbase: {workload: lenet}\naxes:\n  gpus: [1, 2]\n", "'comm'"},
+      {"name: b\nbase: {workload: lenet, comm: p2p}\naxes:\n  gpus: [1, 1]\n", "twice"},
+      {"name: b\nbase: {workload: lenet, comm: p2p, topology: c4140-k}\naxes:\n  gpus: [1, 8]\n",
+       "c4140-k lenet p2p 8 GPUs"},
+  };
+  for (const Case& c : cases) {
+    const std::string study = testing::write_temp_file("bad.yaml", c.text);
+    const std::string out = out_dir("bad");
+    const auto r = run_command(kGpuscale + " sweep " + study + " --out " + out);
+    EXPECT_EQ(r.status, 2) << c.text;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    // Progress lines ("[1/2] simulated ...") may come first; the error is one line.
+    std::string error = r.err;
+    while (error.starts_with("[")) error.erase(0, error.find('\n') + 1);
+    EXPECT_EQ(std::count(error.begin(), error.end(), '\n'), 1) << r.err;
+    EXPECT_NE(error.find(c.says), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(fs::path(out) / "results.json"));
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale
