@@ -1,19 +1,17 @@
 #include "sim/replay/replay.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 #include "sim/replay/dag_executor.hpp"
 #include "sim/replay/protocol_choice.hpp"
+#include "sim/replay/replay_timeline.hpp"
 #include "sim/replay/schedule_nodes.hpp"
 #include "workloads/src/memory_model.hpp"
 
@@ -57,7 +55,10 @@ class Replay {
     compile();
     dag_.run();
     ReplayResult result = measure();
-    if (s_.record_timeline) result.timeline = timeline();
+    if (s_.record_timeline) {
+      result.timeline =
+          replay_timeline(*s_.topology, *s_.router, s_.gpus, dag_, *compiler_, kernels_);
+    }
     return result;
   }
 
@@ -259,50 +260,6 @@ class Replay {
     return result;
   }
 
-  // --- Timeline --------------------------------------------------------------------------------
-  std::string gpu_track(int rank) const {
-    return s_.topology->devices()[static_cast<size_t>(s_.gpus[static_cast<size_t>(rank)])].name + " kernels";
-  }
-
-  std::string link_track(const topo::Hop& hop) const {
-    const topo::Link& link = s_.topology->links()[static_cast<size_t>(hop.link)];
-    const int from = hop.forward ? link.a : link.b;
-    const auto& devices = s_.topology->devices();
-    return fmt::format("{} {}>{}", topo::to_string(link.kind), devices[static_cast<size_t>(from)].name,
-                       devices[static_cast<size_t>(link.other(from))].name);
-  }
-
-  // Kernels on their GPU's track, then each transfer leg on every link it crosses.
-  std::vector<TimelineEvent> timeline() {
-    std::vector<TimelineEvent> events;
-    for (const Kernel& k : kernels_) {
-      events.push_back({gpu_track(k.rank), k.name, dag_.start_time(k.node), dag_.end_time(k.node)});
-    }
-    const auto& ops = compiler_->appended_ops();
-    std::unordered_map<NodeId, size_t> op_of_node;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      op_of_node[ops[i].node] = i;
-      if (ops[i].kind == coll::Op::Kind::Reduce) {
-        events.push_back({gpu_track(ops[i].src), "reduce (" + ops[i].algorithm + ")",
-                          dag_.start_time(ops[i].node), dag_.end_time(ops[i].node)});
-      }
-    }
-    for (const DagExecutor::LegTiming& leg : dag_.leg_timings()) {
-      const auto& op = ops[op_of_node.at(leg.node)];
-      const std::string name = fmt::format("{} {:.3g} MB", op.algorithm, op.bytes / 1e6);
-      for (const topo::Hop& hop : compiler_->leg_hops(op.src, op.dst, leg.leg)) {
-        events.push_back({link_track(hop), name, leg.start, leg.end});
-      }
-    }
-    return events;
-  }
-
-  struct Kernel {
-    NodeId node;
-    int rank;
-    std::string name;
-  };
-
   const ReplaySetup& s_;
   int ranks_;
   wl::IterationGraph graph_;
@@ -320,7 +277,7 @@ class Replay {
   std::optional<ScheduleCompiler> compiler_;  // once the platform exists
   DagExecutor dag_;
   std::vector<IterationNodes> iterations_;
-  std::vector<Kernel> kernels_;  // when recording a timeline
+  std::vector<KernelRecord> kernels_;  // when recording a timeline
 
   std::vector<NodeId> fusion_latches_;
   std::vector<int> fusion_tensor_;

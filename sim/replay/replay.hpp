@@ -81,7 +81,7 @@ struct ReplayResult {
   long activities = 0;        // SimGrid activities started
   int simulated_compute_gpus = 0;
   std::vector<LinkLoad> link_loads;  // links that carried gradient bytes
-  std::vector<TimelineEvent> timeline;  // every kernel and link transfer, if asked for
+  std::vector<TimelineEvent> timeline;  // if asked for: replay_timeline.hpp
 };
 
 // Simulates setup.iterations iterations. Creates the SimGrid engine: once per process.

@@ -2,9 +2,10 @@
 // format": open it in ui.perfetto.dev or chrome://tracing).
 //
 // One process per timeline (a configuration of an experiment), one thread per track: each GPU's
-// kernels, each link direction's transfers. Events overlap on a track when kernels share a GPU or
-// flows share a link; the trace format wants a thread's events nested, so a track is split into
-// as many lanes ("nvlink gpu0>gpu1 #2") as it has events in flight at once.
+// kernels and copies, each link direction's transfers (replay_timeline.hpp). Events overlap on a
+// track when kernels share a GPU or flows share a link; the trace format wants a thread's events
+// nested, so a track is split into as many lanes ("nvlink gpu0>gpu1 #2") as it has events in
+// flight at once.
 #pragma once
 
 #include <string>
@@ -13,8 +14,8 @@
 namespace gpuscale::sim {
 
 struct TimelineEvent {
-  std::string track;  // "gpu0 kernels", "nvlink gpu0>gpu1"
-  std::string name;   // "fwd conv1", "nccl_ring 25.6 MB"
+  std::string track;  // "gpu0 kernels", "gpu0 copies", "nvlink gpu0>gpu1"
+  std::string name;   // "fwd conv1", "p2p 281.1 MB gpu0>gpu5 leg 2/2"
   double start_s = 0;
   double end_s = 0;
 };

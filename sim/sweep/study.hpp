@@ -33,7 +33,7 @@ struct Study {
   std::string name;
   std::string description;
   std::string file;               // where it was read from
-  std::vector<std::string> axes;  // the varied axes, in the file's order ("machine", "gpus", ...)
+  std::vector<std::string> axes;  // the axes whose values differ between runs, in axis_names() order
   std::vector<Run> runs;          // in study order
 };
 

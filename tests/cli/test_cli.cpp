@@ -115,7 +115,7 @@ TEST(Cli, UnknownOptionValueIsRejected) {
   const auto r = run_command(kGpuscale + " topo show dgx1-v100 --format yaml");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_THAT(r.err, StartsWith("gpuscale: --format: yaml not in {table,json,dot}"));
+  EXPECT_THAT(r.err, StartsWith("gpuscale: --format: yaml not in {table,json,dot,svg}"));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 

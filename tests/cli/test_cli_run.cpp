@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "tests/support/test_support.hpp"
 
@@ -102,6 +103,74 @@ TEST(CliRun, TraceHasATrackPerGpuAndPerLinkAndKernelsThatDoNotOverlapInALane) {
       EXPECT_LE(list[i - 1].first + list[i - 1].second, list[i].first + 1e-6) << thread_names[thread];
     }
   }
+}
+
+// A trace's complete events ("X") by track, lanes ("... #2") folded into their track.
+std::map<std::string, std::vector<nlohmann::json>> trace_tracks(const std::string& path) {
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  std::map<std::pair<int, int>, std::string> thread_names;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      const std::string name = e["args"]["name"];
+      thread_names[{e["pid"].get<int>(), e["tid"].get<int>()}] = name.substr(0, name.find(" #"));
+    }
+  }
+  std::map<std::string, std::vector<nlohmann::json>> tracks;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    tracks[thread_names.at({e["pid"].get<int>(), e["tid"].get<int>()})].push_back(e);
+  }
+  return tracks;
+}
+
+TEST(CliRun, TraceShowsEachGpusCopiesAndATwoHopCopysSecondLegAfterItsFirst) {
+  const std::string trace = std::string(GPUSCALE_TEST_TMPDIR) + "/run-trace-p2p8.json";
+  std::remove(trace.c_str());
+  const auto r = run_command(kGpuscale + " run --topology dgx1-v100 --workload lenet --gpus 8 "
+                             "--batch 16 --comm p2p --trace " + trace);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto tracks = trace_tracks(trace);
+  ASSERT_TRUE(tracks.contains("gpu5 copies"));
+  EXPECT_TRUE(tracks.contains("gpu5 kernels"));
+  // Legs of the same copy (same name but for "leg k/2") in time order: the i-th second leg
+  // starts once the i-th first leg has ended, on another link.
+  std::map<std::string, std::vector<std::pair<double, double>>> first_legs, second_legs;
+  std::map<std::string, std::set<std::string>> first_links, second_links;
+  for (const auto& [track, events] : tracks) {
+    if (!track.starts_with("nvlink ")) continue;
+    for (const auto& e : events) {
+      const std::string name = e["name"];
+      const double start = e["ts"].get<double>(), end = start + e["dur"].get<double>();
+      for (auto [suffix, legs, links] : {std::tuple{" leg 1/2", &first_legs, &first_links},
+                                         std::tuple{" leg 2/2", &second_legs, &second_links}}) {
+        if (!name.ends_with(suffix)) continue;
+        const std::string copy = name.substr(0, name.size() - std::string(suffix).size());
+        (*legs)[copy].push_back({start, end});
+        (*links)[copy].insert(track);
+      }
+    }
+  }
+  ASSERT_FALSE(second_legs.empty());
+  for (auto& [copy, seconds] : second_legs) {
+    auto& firsts = first_legs[copy];
+    ASSERT_EQ(firsts.size(), seconds.size()) << copy;
+    std::sort(firsts.begin(), firsts.end());
+    std::sort(seconds.begin(), seconds.end());
+    for (size_t i = 0; i < seconds.size(); ++i) {
+      EXPECT_GE(seconds[i].first, firsts[i].second - 1e-3) << copy;  // trace times in us
+    }
+    for (const std::string& link : second_links[copy]) {
+      EXPECT_FALSE(first_links[copy].contains(link)) << copy;
+    }
+  }
+  // The copy from gpu0 to gpu5 on gpu0's copies track spans both of its legs.
+  bool found = false;
+  for (const auto& e : tracks.at("gpu0 copies")) {
+    const std::string name = e["name"];
+    found = found || name.find(" to gpu5 via gpu") != std::string::npos;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(CliRun, TraceToAMissingFolderFailsCleanly) {

@@ -5,16 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <iostream>
 #include <memory>
 
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
 #include "sim/replay/collective_job.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/gpuscale/size_option.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -40,25 +37,6 @@ struct Row {
   double busbw_Bps = 0;
   long activities = 0;
 };
-
-// "100MiB", "1 GB" (units.hpp), or a bare number of bytes ("1e8"), as nccl-tests' -b takes.
-double parse_size(const std::string& text) {
-  const Origin where{"--bytes", 0};
-  double bytes = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
-  if (ec != std::errc{} || end != text.data() + text.size()) {
-    try {
-      bytes = parse_bytes(text).value;
-    } catch (const std::invalid_argument& e) {
-      throw ConfigError(where, e.what());
-    }
-  }
-  if (!(bytes > 0) || !std::isfinite(bytes)) {
-    throw ConfigError(where, fmt::format("size '{}' must be a positive number of bytes (write e.g. "
-                                         "'100MiB' or '1e8')", text));
-  }
-  return bytes;
-}
 
 // nccl-tests' conventions (its doc/PERFORMANCE.md): algbw = S / t; an allreduce's bus bandwidth,
 // busbw = algbw x 2(n-1)/n, is what each link of a ring carries, so it compares across GPU counts
@@ -114,7 +92,7 @@ std::string rows_table(const std::vector<Row>& rows) {
 
 void run(const CollectiveOptions& o) {
   std::vector<double> sizes;
-  for (const std::string& text : o.bytes) sizes.push_back(parse_size(text));
+  for (const std::string& text : o.bytes) sizes.push_back(parse_size("--bytes", text));
   std::vector<Row> rows;
   for (int gpus : o.gpus) {
     for (double bytes : sizes) {

@@ -206,7 +206,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
   cmd->add_option("--trace", o->trace, "Write a Chrome/Perfetto timeline (JSON) of every "
-                                       "configuration: kernels per GPU, transfers per link");
+                                       "configuration: kernels and copies per GPU, transfers "
+                                       "per link");
   cmd->callback([o, cmd] { run(*o, *cmd); });
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "sim/core/error.hpp"
+#include "sim/report/sweep_plots.hpp"
 #include "sim/sweep/study_loader.hpp"
 #include "sim/sweep/sweep_output.hpp"
 #include "sim/sweep/sweep_runner.hpp"
@@ -21,6 +22,7 @@ struct SweepCommandOptions {
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string shard = "0/1";
   std::string format = "table";
+  std::string plot_dir;
   std::vector<std::string> merge_dirs;
   std::string merge_out;
 };
@@ -88,6 +90,8 @@ void run_study(const SweepCommandOptions& o) {
   options.shard = parse_shard(o.shard);
   const sweep::SweepOutcome outcome = sweep::run_sweep(study, options, show_progress);
   sweep::write_sweep_outputs(study, outcome, options.shard, options.out_dir);
+  const auto figures = o.plot_dir.empty() ? std::vector<std::string>{}
+                                          : report::write_sweep_plots(study, outcome.rows, o.plot_dir);
   std::vector<sweep::JsonRow> rows;
   for (const sweep::SweepRow& row : outcome.rows) rows.push_back(sweep::row_json(row));
   if (o.format == "json") {
@@ -98,6 +102,7 @@ void run_study(const SweepCommandOptions& o) {
     std::cout << fmt::format("{}: {} runs ({} simulated, {} cached) -> {}/results.csv\n\n", study.name,
                              rows.size(), outcome.simulated, outcome.cached, options.out_dir)
               << sweep_table(study, rows);
+    if (!figures.empty()) std::cout << fmt::format("\nwrote {} figures to {}\n", figures.size(), o.plot_dir);
   }
 }
 
@@ -114,6 +119,9 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--shard", o->shard, "Run every N-th run only, from the i-th (0-based): i/N")
       ->capture_default_str();
+  cmd->add_option("--plot", o->plot_dir, "Write SVG figures that fit the study's axes into this "
+                                       "folder (speedup, efficiency, breakdown, memory, link heat "
+                                       "maps)");
   cmd->add_option("--format", o->format, "What to print")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();

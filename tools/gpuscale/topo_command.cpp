@@ -5,9 +5,11 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/report/topology_svg.hpp"
 #include "topologies/src/rings.hpp"
 #include "topologies/src/topology_loader.hpp"
 #include "topologies/src/topology_report.hpp"
+#include "tools/gpuscale/route_command.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -43,6 +45,8 @@ void show_topology(const ShowOptions& o) {
     out = topo::topology_json(view).dump(2) + "\n";
   } else if (o.format == "dot") {
     out = topo::topology_dot(view);
+  } else if (o.format == "svg") {
+    out = report::render_topology_svg(t, {}, t.name() + ": " + t.description());
   } else {
     out = topo::topology_table(view);
   }
@@ -62,7 +66,7 @@ void add_topo_commands(CLI::App& app) {
   show->add_option("machine", options->machine, "A shipped machine name or a .yaml file")
       ->required();
   show->add_option("--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "json", "dot"}))
+      ->check(CLI::IsMember({"table", "json", "dot", "svg"}))
       ->capture_default_str();
   show->add_option("--routing", options->routing,
                    "Route GPU pairs without NVLink this way (default: the file's routing)")
@@ -71,6 +75,8 @@ void add_topo_commands(CLI::App& app) {
                    "Override a value of the file: KEY.PATH=VALUE (e.g. cluster.nodes=16)")
       ->allow_extra_args(false);
   show->callback([options] { show_topology(*options); });
+
+  add_route_command(*topo_cmd);
 }
 
 }  // namespace gpuscale::cli

@@ -83,6 +83,10 @@ BytesPerSecond Leg::bandwidth(const Topology& t) const {
   return BytesPerSecond{narrowest};
 }
 
+Seconds Leg::copy_time(const Topology& t, Bytes bytes) const {
+  return Seconds{latency(t).value + bytes.value / bandwidth(t).value};
+}
+
 std::vector<int> Route::devices() const {
   std::vector<int> out;
   for (const Leg& leg : legs) {
@@ -90,6 +94,12 @@ std::vector<int> Route::devices() const {
     out.insert(out.end(), first, leg.devices.end());
   }
   return out;
+}
+
+Seconds Route::copy_time(const Topology& t, Bytes bytes) const {
+  double total = 0;
+  for (const Leg& leg : legs) total += leg.copy_time(t, bytes).value;
+  return Seconds{total};
 }
 
 Router::Router(const Topology& topology, RoutingMode mode) : topology_(topology), mode_(mode) {

@@ -36,6 +36,8 @@ struct Leg {
   int dst() const { return devices.back(); }
   Seconds latency(const Topology& t) const;           // links + devices crossed
   BytesPerSecond bandwidth(const Topology& t) const;  // narrowest effective link
+  // A copy alone on the leg: latency + bytes / bandwidth (one cut-through flow).
+  Seconds copy_time(const Topology& t, Bytes bytes) const;
 };
 
 struct Route {
@@ -44,6 +46,9 @@ struct Route {
 
   // Every device from source to destination, the intermediate of a two-leg route once.
   std::vector<int> devices() const;
+  // A copy alone on the route: the sum of its legs' copy times (store-and-forward: each leg
+  // starts when the previous one has landed).
+  Seconds copy_time(const Topology& t, Bytes bytes) const;
 };
 
 class Router {

@@ -7,12 +7,19 @@
 #include <filesystem>
 
 #include "sim/core/output_file.hpp"
-#include "validation/src/svg_chart.hpp"
+#include "sim/report/svg_chart.hpp"
 
 namespace gpuscale::validation {
 namespace {
 
 namespace fs = std::filesystem;
+using report::Bar;
+using report::BarChart;
+using report::BarGroup;
+using report::LineChart;
+using report::LineSeries;
+using report::Marker;
+using report::render_svg;
 
 const std::vector<std::string> kPalette = {"#1f77b4", "#d62728", "#2ca02c",
                                            "#9467bd", "#ff7f0e", "#8c564b"};

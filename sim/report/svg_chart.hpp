@@ -1,13 +1,13 @@
 // Two small chart types written as SVG text (no plotting library is available): lines over
 // categories (GPU counts) and grouped, stacked bars. Each has a title, a y axis from 0 with
-// rounded ticks, and a legend on the right. Numbers are printed with fixed decimals, so the same
-// data gives the same bytes.
+// rounded ticks, and a legend on the right; the canvas widens for long labels and titles.
+// Numbers are printed with fixed decimals, so the same data gives the same bytes.
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace gpuscale::validation {
+namespace gpuscale::report {
 
 enum class Marker { None, Circle, Square, Triangle };
 
@@ -56,4 +56,4 @@ struct BarChart {
 std::string render_svg(const LineChart& chart);
 std::string render_svg(const BarChart& chart);
 
-}  // namespace gpuscale::validation
+}  // namespace gpuscale::report

@@ -1,39 +1,18 @@
-#include "validation/src/svg_chart.hpp"
+#include "sim/report/svg_chart.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace gpuscale::validation {
+#include "sim/report/svg_text.hpp"
+
+namespace gpuscale::report {
 namespace {
 
 // Canvas and plot area, in pixels; the legend sits right of the plot.
 constexpr double kWidth = 800, kHeight = 420;
 constexpr double kLeft = 70, kRight = 540, kTop = 50, kBottom = 360;
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // A tick step of 1, 2 or 5 x 10^k giving about five ticks up to `max`.
 double tick_step(double max) {
@@ -54,14 +33,33 @@ struct YAxis {
   double px(double y) const { return kBottom - (kBottom - kTop) * y / top; }
 };
 
-std::string open_svg(const std::string& title, const std::string& y_label, const YAxis& y) {
+// Rough text widths, in pixels per character, to make room for labels.
+constexpr double kLegendCharWidth = 7, kTitleCharWidth = 8.5;
+
+// A title centred over the plot, or from the canvas's left edge when it is too long for that.
+bool title_fits_centred(const std::string& title) {
+  return kTitleCharWidth * static_cast<double>(title.size()) <= kLeft + kRight - 20;
+}
+
+// The canvas is kWidth wide, or wider when the longest legend label or the title would run past.
+double canvas_width(const std::string& title, const std::vector<std::string>& legend_labels) {
+  size_t longest = 0;
+  for (const std::string& label : legend_labels) longest = std::max(longest, label.size());
+  return std::max({kWidth, kRight + 40 + kLegendCharWidth * static_cast<double>(longest) + 10,
+                   20 + kTitleCharWidth * static_cast<double>(title.size())});
+}
+
+std::string open_svg(const std::string& title, const std::string& y_label, const YAxis& y,
+                     double width) {
+  const bool centred = title_fits_centred(title);
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 "
       "{:.0f} {:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{:.1f}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
-      kWidth, kHeight, kWidth, kHeight, (kLeft + kRight) / 2, escape(title));
+      "<text x=\"{:.1f}\" y=\"24\" text-anchor=\"{}\" font-size=\"15\">{}</text>\n",
+      width, kHeight, width, kHeight, centred ? (kLeft + kRight) / 2 : 10.0,
+      centred ? "middle" : "start", xml_escape(title));
   for (double v = 0; v <= y.top + y.step / 2; v += y.step) {
     out += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#dddddd\"/>\n"
@@ -72,13 +70,13 @@ std::string open_svg(const std::string& title, const std::string& y_label, const
       "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"black\"/>\n"
       "<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{3:.1f}\" y2=\"{2:.1f}\" stroke=\"black\"/>\n"
       "<text transform=\"translate(18 {4:.1f}) rotate(-90)\" text-anchor=\"middle\">{5}</text>\n",
-      kLeft, kTop, kBottom, kRight, (kTop + kBottom) / 2, escape(y_label));
+      kLeft, kTop, kBottom, kRight, (kTop + kBottom) / 2, xml_escape(y_label));
   return out;
 }
 
 std::string category_label(double x, const std::string& label) {
   return fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x,
-                     kBottom + 18, escape(label));
+                     kBottom + 18, xml_escape(label));
 }
 
 std::string marker_svg(Marker marker, double x, double y, const std::string& colour) {
@@ -108,7 +106,7 @@ std::string legend_svg(const std::vector<LegendEntry>& entries) {
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"10\" fill=\"{}\" "
         "fill-opacity=\"{:.2f}\"/>\n"
         "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-        kRight + 20, y - 9, e.colour, e.opacity, kRight + 40, y, escape(e.label));
+        kRight + 20, y - 9, e.colour, e.opacity, kRight + 40, y, xml_escape(e.label));
     y += 18;
   }
   return out;
@@ -127,8 +125,8 @@ std::string line_legend_svg(const std::vector<LineSeries>& series) {
           s.dashed ? " stroke-dasharray=\"6 4\"" : "");
     }
     out += marker_svg(s.marker, kRight + 24, y - 4, s.colour);
-    out +=
-        fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kRight + 40, y, escape(s.label));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", kRight + 40, y,
+                       xml_escape(s.label));
     y += 18;
   }
   return out;
@@ -145,11 +143,14 @@ std::string render_svg(const LineChart& chart) {
   const double slot =
       (kRight - kLeft) / static_cast<double>(std::max<size_t>(1, chart.categories.size()));
   auto x_px = [&](int category) { return kLeft + slot * (category + 0.5); };
-  std::string out = open_svg(chart.title, chart.y_label, y_axis);
+  std::vector<std::string> labels;
+  for (const LineSeries& s : chart.series) labels.push_back(s.label);
+  std::string out =
+      open_svg(chart.title, chart.y_label, y_axis, canvas_width(chart.title, labels));
   for (size_t i = 0; i < chart.categories.size(); ++i)
     out += category_label(x_px(static_cast<int>(i)), chart.categories[i]);
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                     (kLeft + kRight) / 2, kBottom + 38, escape(chart.x_label));
+                     (kLeft + kRight) / 2, kBottom + 38, xml_escape(chart.x_label));
   for (const LineSeries& s : chart.series) {
     if (s.line && s.points.size() > 1) {
       std::string points;
@@ -181,7 +182,10 @@ std::string render_svg(const BarChart& chart) {
   const double slot =
       (kRight - kLeft) / static_cast<double>(std::max<size_t>(1, chart.groups.size()));
   const double bar_width = slot * 0.8 / static_cast<double>(most_bars);
-  std::string out = open_svg(chart.title, chart.y_label, y_axis);
+  std::vector<std::string> labels;
+  for (const LegendEntry& e : chart.legend) labels.push_back(e.label);
+  std::string out =
+      open_svg(chart.title, chart.y_label, y_axis, canvas_width(chart.title, labels));
   for (size_t gi = 0; gi < chart.groups.size(); ++gi) {
     const BarGroup& group = chart.groups[gi];
     const double group_left = kLeft + slot * static_cast<double>(gi) + slot * 0.1;
@@ -202,4 +206,4 @@ std::string render_svg(const BarChart& chart) {
   return out + legend_svg(chart.legend) + "</svg>\n";
 }
 
-}  // namespace gpuscale::validation
+}  // namespace gpuscale::report

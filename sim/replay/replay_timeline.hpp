@@ -1,0 +1,36 @@
+// The timeline of a simulated run (timeline.hpp), read off the DAG once it has run:
+//  - "gpuN kernels": the GPU's compute stream (forward, backward, update kernels);
+//  - "gpuN copies": the GPU's part in the gradient exchange: each transfer it sends, from the
+//    start of its first leg to the end of its last (a two-hop copy is one event), named after
+//    its destination, and each reduction it runs (a kernel that shares the GPU with the compute
+//    stream);
+//  - "KIND a>b": one direction of a link, each leg of each transfer that crosses it, named after
+//    the transfer's ends and, for store-and-forward routes, the leg ("leg 2/2"): the second leg
+//    of a two-hop copy starts on its link when the first has landed.
+// Tracks come GPU by GPU (kernels, then copies), then links, in the order events first use them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/replay/dag_executor.hpp"
+#include "sim/replay/schedule_nodes.hpp"
+#include "sim/replay/timeline.hpp"
+#include "topologies/src/routing.hpp"
+
+namespace gpuscale::sim {
+
+struct KernelRecord {
+  DagExecutor::NodeId node;
+  int rank;
+  std::string name;  // "fwd conv1"
+};
+
+// `gpus`: device indices in rank order. The DAG must have recorded its legs (record_legs) and
+// the compiler its ops (record_ops).
+std::vector<TimelineEvent> replay_timeline(const topo::Topology& topology,
+                                           const topo::Router& router, const std::vector<int>& gpus,
+                                           const DagExecutor& dag, ScheduleCompiler& compiler,
+                                           const std::vector<KernelRecord>& kernels);
+
+}  // namespace gpuscale::sim
