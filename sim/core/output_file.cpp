@@ -22,4 +22,13 @@ void write_output_file(const std::string& path, const std::string& text, const O
   std::filesystem::rename(partial, path);
 }
 
+void create_output_folder(const std::string& dir, const Origin& origin) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw ConfigError(origin, fmt::format("cannot create folder '{}' ({}): choose another", dir,
+                                          ec.message()));
+  }
+}
+
 }  // namespace gpuscale

@@ -12,4 +12,7 @@ namespace gpuscale {
 // `origin` (the option that named the file) when the file cannot be written.
 void write_output_file(const std::string& path, const std::string& text, const Origin& origin);
 
+// Creates `dir` and its parents if missing. Throws ConfigError at `origin` when it cannot.
+void create_output_folder(const std::string& dir, const Origin& origin);
+
 }  // namespace gpuscale

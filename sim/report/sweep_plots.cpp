@@ -172,10 +172,7 @@ std::pair<std::string, std::string> heat_map(const sweep::SweepRow& row) {
 std::vector<std::string> write_sweep_plots(const sweep::Study& study,
                                            const std::vector<sweep::SweepRow>& rows,
                                            const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw ConfigError(Origin{dir, 0}, "cannot create the folder for the figures: " + ec.message());
+  create_output_folder(dir, Origin{"--plot", 0});
   std::vector<std::pair<std::string, std::string>> figures;  // file name, SVG
   for (const FigureGroup& group : group_rows(study, rows)) {
     if (group.gpus.size() > 1) {

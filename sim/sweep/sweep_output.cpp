@@ -191,7 +191,7 @@ void merge_sweep_outputs(const std::vector<std::string>& shard_dirs, const std::
                                                       "(missing: {}...): give every shard's folder",
                                                       by_index.size(), runs, missing));
   }
-  fs::create_directories(fs::path(out_dir) / "runs");
+  create_output_folder((fs::path(out_dir) / "runs").string(), kOut);
   for (const std::string& dir : shard_dirs) {
     const fs::path cache = fs::path(dir) / "runs";
     if (fs::is_directory(cache) && !fs::equivalent(cache, fs::path(out_dir) / "runs")) {

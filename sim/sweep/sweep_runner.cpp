@@ -98,7 +98,7 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
   }
   SweepProgress state{0, to_simulate.size(), tasks.size() - to_simulate.size()};
   if (progress) progress(state);
-  fs::create_directories(fs::path(options.out_dir) / "runs");
+  create_output_folder((fs::path(options.out_dir) / "runs").string(), Origin{"--out", 0});
   run_in_processes(
       to_simulate.size(), options.jobs,
       [&](size_t k) {

@@ -178,7 +178,7 @@ TEST(SweepPlots, AFolderThatCannotBeMadeIsAConfigError) {
   const std::string file = testing::write_temp_file("not-a-folder", "x");
   const auto [study, rows] = study_of({"p2p"}, {32}, {1, 8});
   EXPECT_THAT(testing::config_error_of([&] { write_sweep_plots(study, rows, file + "/figures"); }),
-              HasSubstr("cannot create the folder for the figures"));
+              HasSubstr("cannot create folder"));
 }
 
 }  // namespace

@@ -152,10 +152,7 @@ BarChart memory_chart(const Suite& suite, const Comparison& c, const std::string
 
 std::vector<std::string> write_plots(const Suite& suite, const Metrics& metrics,
                                      const Comparison& comparison, const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw ConfigError(Origin{dir, 0}, "cannot create the folder for the figures: " + ec.message());
+  create_output_folder(dir, Origin{"--plot", 0});
   std::vector<std::pair<std::string, std::string>> figures;  // file name, SVG
   for (const NameMapping& network : suite.networks) {
     const std::string& net = network.study;
