@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "sim/core/config_reader.hpp"
 #include "sim/core/error.hpp"
 #include "sim/replay/collective_run.hpp"
 #include "sim/replay/isolated.hpp"
@@ -36,16 +35,6 @@ int find_gpu(const topo::Topology& t, const std::string& argument, const std::st
   return *device;
 }
 
-topo::RoutingMode routing_of(const CopyJob& job, const topo::Topology& machine) {
-  if (job.routing.empty()) return machine.default_routing();
-  const auto mode = topo::routing_mode_from_string(job.routing);
-  if (!mode) {
-    throw ConfigError(Origin{"--routing", 0}, unknown_name_message("routing mode", job.routing,
-                                                                   topo::routing_mode_names()));
-  }
-  return *mode;
-}
-
 }  // namespace
 
 CopyJobResult run_copy_job(const CopyJob& job) {
@@ -53,7 +42,7 @@ CopyJobResult run_copy_job(const CopyJob& job) {
   result.machine = topo::Topology::build(topo::load_topology_config(job.topology,
                                                                     job.topology_overrides));
   const topo::Topology& t = result.machine;
-  result.routing = routing_of(job, t);
+  result.routing = topo::routing_mode_for(t, job.routing);
   result.src = find_gpu(t, "SRC", job.src);
   result.dst = find_gpu(t, "DST", job.dst);
   if (result.src == result.dst) {

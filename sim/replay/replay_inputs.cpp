@@ -1,14 +1,9 @@
 #include "sim/replay/replay_inputs.hpp"
 
-#include "topologies/src/topology_config.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 namespace {
-
-topo::RoutingMode routing_of(const topo::Topology& machine, const std::string& routing) {
-  return routing.empty() ? machine.default_routing() : *topo::routing_mode_from_string(routing);
-}
 
 std::unique_ptr<const compute::ComputeTimeModel> compute_model(const wl::Workload& w,
                                                                const wl::WorkloadCosts& costs,
@@ -26,7 +21,7 @@ std::unique_ptr<const compute::ComputeTimeModel> compute_model(const wl::Workloa
 ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
     : machine(machine_for(e.topology, e.topology_overrides, c.gpus, e.topology_document)),
       placement(place_job(machine, c.gpus)),
-      router(machine, routing_of(machine, e.routing)),
+      router(machine, topo::routing_mode_for(machine, e.routing)),
       workload(wl::load_workload(c.workload)),
       costs(wl::compute_costs(workload)),
       compute(compute_model(workload, costs, machine.devices()[placement.gpus[0]].model, e.profile)) {

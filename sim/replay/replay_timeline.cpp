@@ -62,7 +62,6 @@ class TimelineBuilder {
     return name;
   }
 
-
  private:
   const topo::Topology& topology_;
   const topo::Router& router_;

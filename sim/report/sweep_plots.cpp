@@ -3,19 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 
-#include "sim/core/output_file.hpp"
 #include "sim/replay/machine_setup.hpp"
+#include "sim/report/figure_files.hpp"
 #include "sim/report/svg_chart.hpp"
 #include "sim/report/sweep_series.hpp"
 #include "sim/report/topology_svg.hpp"
 
 namespace gpuscale::report {
 namespace {
-
-namespace fs = std::filesystem;
 
 const std::vector<std::string> kPalette = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                            "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -155,7 +152,7 @@ std::vector<const sweep::SweepRow*> heat_map_rows(const sweep::Study& study,
   return chosen;
 }
 
-std::pair<std::string, std::string> heat_map(const sweep::SweepRow& row) {
+Figure heat_map(const sweep::SweepRow& row) {
   const sweep::Run& run = row.run;
   const topo::Topology machine = sim::machine_for(run.machine.topology, run.machine.overrides,
                                                   run.config.gpus, run.machine.document);
@@ -172,8 +169,7 @@ std::pair<std::string, std::string> heat_map(const sweep::SweepRow& row) {
 std::vector<std::string> write_sweep_plots(const sweep::Study& study,
                                            const std::vector<sweep::SweepRow>& rows,
                                            const std::string& dir) {
-  create_output_folder(dir, Origin{"--plot", 0});
-  std::vector<std::pair<std::string, std::string>> figures;  // file name, SVG
+  std::vector<Figure> figures;
   for (const FigureGroup& group : group_rows(study, rows)) {
     if (group.gpus.size() > 1) {
       figures.emplace_back("speedup-" + group.name + ".svg",
@@ -185,14 +181,7 @@ std::vector<std::string> write_sweep_plots(const sweep::Study& study,
     figures.emplace_back("memory-" + group.name + ".svg", render_svg(memory_chart(group)));
   }
   for (const sweep::SweepRow* row : heat_map_rows(study, rows)) figures.push_back(heat_map(*row));
-
-  std::vector<std::string> paths;
-  for (const auto& [name, svg] : figures) {
-    const fs::path path = fs::path(dir) / name;
-    write_output_file(path.string(), svg, Origin{dir, 0});
-    paths.push_back(path.string());
-  }
-  return paths;
+  return write_figures(dir, figures);
 }
 
 }  // namespace gpuscale::report

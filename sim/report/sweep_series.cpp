@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <stdexcept>
+
+#include "sim/report/figure_files.hpp"
 
 namespace gpuscale::report {
 namespace {
@@ -93,21 +94,6 @@ std::string axis_value(const std::string& axis, const sweep::Run& run) {
   if (axis == "batch") return fmt::format("batch {}", run.config.batch);
   if (axis == "gpus") return fmt::format("{} GPUs", run.config.gpus);
   throw std::logic_error("the sweep figures do not know the axis '" + axis + "'");
-}
-
-std::string file_slug(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (c == '.' && !out.empty() && std::isalnum(static_cast<unsigned char>(out.back()))) {
-      out += '.';  // "fusion 0.5 MB" keeps its decimal point
-    } else if (!out.empty() && out.back() != '-') {
-      out += '-';
-    }
-  }
-  while (!out.empty() && (out.back() == '-' || out.back() == '.')) out.pop_back();
-  return out;
 }
 
 std::vector<FigureGroup> group_rows(const sweep::Study& study,

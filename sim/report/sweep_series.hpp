@@ -41,7 +41,4 @@ std::string axis_value(const std::string& axis, const sweep::Run& run);
 // A workload as figures name it: a model file's stem, else the shipped model's name.
 std::string workload_label(const sweep::Run& run);
 
-// "Inception-v3, batch 32" -> "inception-v3-batch-32": a file name's part.
-std::string file_slug(const std::string& text);
-
 }  // namespace gpuscale::report

@@ -11,6 +11,7 @@
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
 #include "topologies/src/topology_document.hpp"
+#include "topologies/src/topology_loader.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/workload_document.hpp"
@@ -79,15 +80,12 @@ void add_document(Fnv1a& h, const ConfigNode& node) {
   }
 }
 
-// The machine's files as the loader merges them (a cluster's node file included, chosen by a
-// `cluster.node=` override if there is one); the other overrides are hashed as text.
+// The machine as the loader reads it: its files (the `base:` chain, a cluster's node file) merged
+// and its overrides applied.
 ConfigNode machine_document(const Machine& m) {
   ConfigNode doc = m.document ? *m.document
                               : topo::load_chain(topo::shipped_topologies().resolve(m.topology, "", Origin{}));
-  for (const std::string& o : m.overrides) {
-    if (o.starts_with("cluster.node=")) apply_override(doc, o);
-  }
-  return topo::merge_cluster_node(std::move(doc));
+  return topo::machine_document(std::move(doc), m.overrides);
 }
 
 }  // namespace
@@ -113,7 +111,6 @@ std::string run_hash(const Run& run, const std::string& build_fingerprint) {
   Fnv1a h;
   h.add(build_fingerprint);
   h.add(run.machine.label);
-  for (const std::string& o : run.machine.overrides) h.add(o);
   add_document(h, machine_document(run.machine));
   add_document(h, wl::load_workload_document(c.workload, {}));
   h.add(c.comm).add(std::to_string(c.batch)).add(std::to_string(c.gpus));

@@ -30,11 +30,10 @@ std::string read_text(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The hashes of every run of the study, in order: the identity shards of one study share.
-std::string identity_of(const Study& study) {
-  const std::string fingerprint = build_fingerprint();
+// The study's name and every run's hash, in order: the identity shards of one study share.
+std::string identity_of(const Study& study, const std::vector<std::string>& run_hashes) {
   std::string all = study.name;
-  for (const Run& run : study.runs) all += run_hash(run, fingerprint);
+  for (const std::string& hash : run_hashes) all += hash;
   return hash_text(all);
 }
 
@@ -46,8 +45,8 @@ std::string machine_yaml(const Machine& m) {
                      : fmt::format("{{topology: {}, set: [{}]}}", quoted(m.topology), set);
 }
 
-std::string resolved_study_yaml(const Study& study, const std::string& identity) {
-  const std::string fingerprint = build_fingerprint();
+std::string resolved_study_yaml(const Study& study, const std::vector<std::string>& run_hashes,
+                                const std::string& identity) {
   std::string axes;
   for (const std::string& a : study.axes) axes += (axes.empty() ? "" : ", ") + a;
   std::string out = fmt::format("# {} resolved by gpuscale sweep: every run spelled out, with the "
@@ -64,7 +63,7 @@ std::string resolved_study_yaml(const Study& study, const std::string& identity)
     out += fmt::format("  - {{index: {}, hash: {}, machine: {}, workload: {}, comm: {}, routing: {}, "
                        "fusion_mb: {:g}, protocol: {}, scaling: {}, images: {}, batch: {}, gpus: {}, "
                        "iterations: {}{}}}\n",
-                       i, run_hash(r, fingerprint), quoted(r.machine.label), quoted(r.config.workload),
+                       i, run_hashes[i], quoted(r.machine.label), quoted(r.config.workload),
                        r.config.comm, routing_of(e), e.fusion_mb, e.protocol,
                        e.scaling == sim::Scaling::Weak ? "weak" : "strong", e.images, r.config.batch,
                        r.config.gpus, e.iterations,
@@ -149,10 +148,11 @@ std::string rows_csv(const std::vector<JsonRow>& rows) {
 
 void write_sweep_outputs(const Study& study, const SweepOutcome& outcome, const Shard& shard,
                          const std::string& out_dir) {
-  const std::string identity = identity_of(study);
+  const std::string identity = identity_of(study, outcome.run_hashes);
   std::vector<JsonRow> rows;
   for (const SweepRow& row : outcome.rows) rows.push_back(row_json(row));
-  write_output_file((fs::path(out_dir) / "study.yaml").string(), resolved_study_yaml(study, identity), kOut);
+  write_output_file((fs::path(out_dir) / "study.yaml").string(),
+                    resolved_study_yaml(study, outcome.run_hashes, identity), kOut);
   write_results(results_document(study.name, identity, study.runs.size(), shard, rows), out_dir);
 }
 

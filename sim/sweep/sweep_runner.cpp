@@ -63,6 +63,8 @@ std::string describe(const Run& run) {
 SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
                        const std::function<void(const SweepProgress&)>& progress) {
   const std::string fingerprint = build_fingerprint();
+  SweepOutcome outcome;
+  for (const Run& run : study.runs) outcome.run_hashes.push_back(run_hash(run, fingerprint));
   // The shard's runs, then the one-GPU runs their speedups need, each hash once.
   std::vector<size_t> mine;
   for (size_t i = 0; i < study.runs.size(); ++i) {
@@ -73,8 +75,7 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
   std::vector<Run> tasks;
   std::vector<std::string> task_hash;
   std::map<std::string, size_t> task_of_hash;
-  auto need = [&](const Run& run) {
-    const std::string hash = run_hash(run, fingerprint);
+  auto need = [&](const Run& run, const std::string& hash) {
     if (task_of_hash.emplace(hash, tasks.size()).second) {
       tasks.push_back(run);
       task_hash.push_back(hash);
@@ -83,8 +84,9 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
   };
   std::vector<std::pair<std::string, std::string>> row_hashes;  // (run, its one-GPU run)
   for (size_t i : mine) {
-    const std::string hash = need(study.runs[i]);
-    row_hashes.emplace_back(hash, need(on_one_gpu(study.runs[i])));
+    const Run one_gpu = on_one_gpu(study.runs[i]);
+    row_hashes.emplace_back(need(study.runs[i], outcome.run_hashes[i]),
+                            need(one_gpu, run_hash(one_gpu, fingerprint)));
   }
 
   std::map<std::string, std::string> result_of_hash;
@@ -120,15 +122,15 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
         if (progress) progress(state);
       });
 
-  SweepOutcome outcome;
   outcome.simulated = to_simulate.size();
   outcome.cached = state.cached;
   for (size_t k = 0; k < mine.size(); ++k) {
     const Run& run = study.runs[mine[k]];
     const auto& [hash, one_gpu_hash] = row_hashes[k];
     SweepRow row{mine[k], hash, run, sim::result_row_of(run.experiment, run.config, result_of_hash[hash])};
-    const sim::ResultRow base = sim::result_row_of(on_one_gpu(run).experiment, on_one_gpu(run).config,
-                                                   result_of_hash[one_gpu_hash]);
+    const Run one_gpu = on_one_gpu(run);
+    const sim::ResultRow base =
+        sim::result_row_of(one_gpu.experiment, one_gpu.config, result_of_hash[one_gpu_hash]);
     row.result.speedup = speedup_of(run, row.result.epoch_s, base.epoch_s);
     outcome.rows.push_back(std::move(row));
   }

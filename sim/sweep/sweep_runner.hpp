@@ -33,7 +33,8 @@ struct SweepProgress {
 };
 
 struct SweepOutcome {
-  std::vector<SweepRow> rows;  // the shard's runs, in study order
+  std::vector<std::string> run_hashes;  // of every run of the study, the shard's or not, in order
+  std::vector<SweepRow> rows;           // the shard's runs, in study order
   size_t simulated = 0;
   size_t cached = 0;
 };

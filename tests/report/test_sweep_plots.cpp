@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "sim/report/figure_files.hpp"
 #include "sim/report/sweep_plots.hpp"
 #include "sim/report/sweep_series.hpp"
 #include "tests/report/svg_check.hpp"

@@ -33,9 +33,7 @@ void list_topologies() {
 
 void show_topology(const ShowOptions& o) {
   const topo::Topology t = topo::Topology::build(topo::load_topology_config(o.machine, o.overrides));
-  topo::RoutingMode mode = t.default_routing();
-  if (!o.routing.empty()) mode = *topo::routing_mode_from_string(o.routing);
-  const topo::Router router(t, mode);
+  const topo::Router router(t, topo::routing_mode_for(t, o.routing));
   router.check_all_pairs();
   const topo::RingSet rings = topo::find_rings(t);
   const topo::TopologyView view{t, router, rings};

@@ -9,6 +9,10 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/core/config_reader.hpp"
+#include "sim/core/error.hpp"
+#include "topologies/src/topology_config.hpp"
+
 namespace gpuscale::topo {
 namespace {
 
@@ -100,6 +104,16 @@ Seconds Route::copy_time(const Topology& t, Bytes bytes) const {
   double total = 0;
   for (const Leg& leg : legs) total += leg.copy_time(t, bytes).value;
   return Seconds{total};
+}
+
+RoutingMode routing_mode_for(const Topology& machine, const std::string& name) {
+  if (name.empty()) return machine.default_routing();
+  const auto mode = routing_mode_from_string(name);
+  if (!mode) {
+    throw ConfigError(Origin{"--routing", 0},
+                      unknown_name_message("routing mode", name, routing_mode_names()));
+  }
+  return *mode;
 }
 
 Router::Router(const Topology& topology, RoutingMode mode) : topology_(topology), mode_(mode) {

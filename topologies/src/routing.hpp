@@ -51,6 +51,10 @@ struct Route {
   Seconds copy_time(const Topology& t, Bytes bytes) const;
 };
 
+// The routing mode named `name` (routing_mode_names), or the machine's own when `name` is empty.
+// Throws ConfigError at --routing for an unknown name.
+RoutingMode routing_mode_for(const Topology& machine, const std::string& name);
+
 class Router {
  public:
   Router(const Topology& topology, RoutingMode mode);

@@ -270,8 +270,7 @@ TopologyConfig load_topology_config(const std::string& name_or_path,
   return load_topology_config(load_chain(path, 0), path, overrides);
 }
 
-TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,
-                                    const std::vector<std::string>& overrides) {
+ConfigNode machine_document(ConfigNode doc, const std::vector<std::string>& overrides) {
   // `--set cluster.node=...` chooses which node file is merged in, so it applies first; every
   // other override applies to the merged machine, where the node's keys exist.
   const auto chooses_node = [](const std::string& a) { return a.starts_with("cluster.node="); };
@@ -282,7 +281,12 @@ TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,
   for (const auto& assignment : overrides) {
     if (!chooses_node(assignment)) apply_override(doc, assignment);
   }
-  return read_topology(doc, path);
+  return doc;
+}
+
+TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,
+                                    const std::vector<std::string>& overrides) {
+  return read_topology(machine_document(std::move(doc), overrides), path);
 }
 
 }  // namespace gpuscale::topo

@@ -14,6 +14,10 @@ namespace gpuscale::topo {
 // `overrides` are "path=value" strings as given to --set.
 TopologyConfig load_topology_config(const std::string& name_or_path,
                                     const std::vector<std::string>& overrides = {});
+// The whole machine as one document, before it is read: `doc` (its `base:` chain resolved) with
+// a cluster's node file merged in and the `overrides` applied.
+ConfigNode machine_document(ConfigNode doc, const std::vector<std::string>& overrides);
+
 // The same for a document already read, its `base:` chain resolved (resolve_base): a machine
 // written inline in another file. `path` names it in messages.
 TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,

@@ -3,16 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <filesystem>
 
-#include "sim/core/output_file.hpp"
+#include "sim/report/figure_files.hpp"
 #include "sim/report/svg_chart.hpp"
 
 namespace gpuscale::validation {
 namespace {
 
-namespace fs = std::filesystem;
 using report::Bar;
 using report::BarChart;
 using report::BarGroup;
@@ -26,14 +23,6 @@ const std::vector<std::string> kPalette = {"#1f77b4", "#d62728", "#2ca02c",
 constexpr double kPale = 0.35;  // measured bars, WU segments
 
 std::string colour(size_t index) { return kPalette[index % kPalette.size()]; }
-
-// "Inception-v3" -> "inception-v3": a file name.
-std::string slug(const std::string& name) {
-  std::string out;
-  for (char c : name)
-    out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
-  return out;
-}
 
 const Table& table_of(const Suite& suite, const std::string& id) {
   return *std::find_if(suite.tables.begin(), suite.tables.end(),
@@ -152,25 +141,18 @@ BarChart memory_chart(const Suite& suite, const Comparison& c, const std::string
 
 std::vector<std::string> write_plots(const Suite& suite, const Metrics& metrics,
                                      const Comparison& comparison, const std::string& dir) {
-  create_output_folder(dir, Origin{"--plot", 0});
-  std::vector<std::pair<std::string, std::string>> figures;  // file name, SVG
+  std::vector<report::Figure> figures;
   for (const NameMapping& network : suite.networks) {
     const std::string& net = network.study;
-    figures.emplace_back("speedup-" + slug(net) + ".svg",
+    figures.emplace_back("speedup-" + report::file_slug(net) + ".svg",
                          render_svg(speedup_chart(suite, metrics, comparison, net)));
-    figures.emplace_back("breakdown-" + slug(net) + ".svg",
+    figures.emplace_back("breakdown-" + report::file_slug(net) + ".svg",
                          render_svg(breakdown_chart(suite, metrics, net)));
     const BarChart memory = memory_chart(suite, comparison, net);
     if (!memory.groups.empty())
-      figures.emplace_back("memory-" + slug(net) + ".svg", render_svg(memory));
+      figures.emplace_back("memory-" + report::file_slug(net) + ".svg", render_svg(memory));
   }
-  std::vector<std::string> paths;
-  for (const auto& [name, svg] : figures) {
-    const fs::path path = fs::path(dir) / name;
-    write_output_file(path.string(), svg, Origin{"--plot", 0});
-    paths.push_back(path.string());
-  }
-  return paths;
+  return report::write_figures(dir, figures);
 }
 
 }  // namespace gpuscale::validation
