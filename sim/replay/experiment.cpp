@@ -33,8 +33,8 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
   const double iterations = std::ceil(static_cast<double>(images) / per_iteration);
 
   const auto parts = wl::estimate_memory(
-      w, costs, wl::load_framework("mxnet"),
-      memory_options_of(c.comm, c.gpus, c.batch, inputs.setup.fusion_bytes));
+      w, costs, inputs.framework,
+      memory_options_of(inputs.framework, c.comm, c.gpus, c.batch, inputs.setup.fusion_bytes));
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
 
@@ -106,19 +106,20 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   return row;
 }
 
-wl::MemoryOptions memory_options_of(const std::string& comm, int gpus, int batch,
-                                    double fusion_bytes) {
+wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
+                                    int gpus, int batch, double fusion_bytes) {
   wl::MemoryOptions o;
   o.batch = batch;
   o.gpus = gpus;
-  o.exchange = wl::exchange_layout_of(comm);
-  o.fusion_buffer_bytes = is_kvstore_method(comm) ? 0 : fusion_bytes;
+  o.exchange = framework.exchange_layout(comm);
+  o.fusion_buffer_bytes = is_kvstore_method(framework, comm) ? 0 : fusion_bytes;
   return o;
 }
 
 std::vector<ResultRow> run_experiment(const Experiment& e,
                                       const std::function<void(int, int, const ResultRow&)>& progress) {
   for (const std::string& comm : e.comms) algorithm_of(comm);  // unknown names fail first
+  mechanisms_without(e.without);
   std::vector<Configuration> configs;
   for (const auto& workload : e.workloads) {
     for (const auto& comm : e.comms) {

@@ -25,6 +25,8 @@ enum class Scaling { Strong, Weak };
 
 struct Experiment {
   std::string topology = "dgx1-v100";
+  std::string framework = "mxnet";              // workloads/frameworks/NAME.yaml
+  std::vector<std::string> without;             // host mechanisms switched off (mechanism_names)
   std::vector<std::string> topology_overrides;  // --set on the machine ("link_kinds.nvlink...")
   // A machine written inline (a study's derived machine, `base:` resolved); `topology` names it.
   std::shared_ptr<const ConfigNode> topology_document;
@@ -39,7 +41,7 @@ struct Experiment {
   double fusion_cycle_ms = 5;
   std::string protocol = "auto";
   std::string profile;                          // measured profile file; empty: analytic model
-  int iterations = 3;
+  int iterations = 4;
   bool record_timeline = false;                 // fill ResultRow::timeline (--trace)
 };
 
@@ -82,8 +84,8 @@ struct ResultRow {
 
 // What the memory model needs to know of a configuration's exchange: allreduce methods also hold
 // the fusion buffer of `fusion_bytes`.
-wl::MemoryOptions memory_options_of(const std::string& comm, int gpus, int batch,
-                                    double fusion_bytes);
+wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
+                                    int gpus, int batch, double fusion_bytes);
 
 // One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp),
 // as JSON text for result_row_of; its speedup is left at 0.

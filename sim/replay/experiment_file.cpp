@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kKeys = {"topology", "set",      "workload", "gpus",
                                         "batch",    "comm",     "routing",  "scaling",
                                         "images",   "fusion_mb", "fusion_cycle_ms",
-                                        "protocol", "profile",  "iterations"};
+                                        "protocol", "profile",  "iterations", "framework", "without"};
 
 }  // namespace
 
@@ -68,6 +68,13 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("profile")) {
     e.profile = file_or_name(read_string(*n, "profile"), folder);
+  }
+  if (const auto* n = map.find("framework")) e.framework = file_or_name(read_string(*n, "framework"), folder);
+  if (const auto* n = map.find("without")) {
+    e.without.clear();
+    for (const ConfigNode* item : items_or_one(*n, "without")) {
+      e.without.push_back(read_one_of(*item, "without", mechanism_names()));
+    }
   }
   if (const auto* n = map.find("iterations")) {
     e.iterations = static_cast<int>(read_integer(*n, "iterations", 2, 100));

@@ -1,6 +1,7 @@
 #include "sim/replay/replay.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 #include "sim/core/config_reader.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 #include "sim/replay/dag_executor.hpp"
+#include "sim/replay/host_threads.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay_timeline.hpp"
 #include "sim/replay/schedule_nodes.hpp"
@@ -32,9 +34,22 @@ class Replay {
   explicit Replay(const ReplaySetup& s)
       : s_(s), ranks_(static_cast<int>(s.gpus.size())),
         graph_(wl::build_iteration_graph(*s.workload, *s.costs, ranks_)),
-        algorithm_(algorithm_of(s.comm)), kvstore_(is_kvstore_method(s.comm)),
+        algorithm_(algorithm_of(s.comm)), layout_(s.framework->exchange_layout(s.comm)),
+        process_per_gpu_(s.framework->process_per_gpu(s.comm)),
         protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol) {
     compute_ranks_ = ranks_ > kFullComputeUpToGpus ? 1 : ranks_;
+    const wl::HostCosts& host = s.framework->host;
+    if (s.mechanisms.engine) {
+      engine_op_s_ = host.engine_op.value.value;
+      launch_s_ = host.kernel_launch.value.value;
+      sync_s_ = host.stream_sync.value.value;
+    }
+    if (s.mechanisms.host) {
+      python_per_gpu_s_ = host.python_per_gpu.value.value;
+      python_per_key_s_ = host.python_per_key.value.value;
+      metric_sync_s_ = host.metric_sync.value.value;
+    }
+    decode_threads_ = s.framework->input.decode_threads;
     if (s.record_timeline) dag_.record_legs();
     const double element = wl::bytes_per_element(s.workload->precision);
     for (const wl::ParamTensor& t : s.costs->tensors) tensor_bytes_.push_back(t.elements * element);
@@ -78,15 +93,18 @@ class Replay {
     return legs;
   }
 
-  coll::Schedule schedule_for(double bytes, int root) {
+  // The exchange algorithm's schedule; a reduce or broadcast alone is NCCL's ring (MXNet's NCCL
+  // kvstore calls ncclReduce and ncclBcast).
+  coll::Schedule schedule_for(double bytes, int root, coll::Collective kind = coll::Collective::AllReduce) {
     coll::CollectiveRequest request;
+    request.kind = kind;
     request.bytes = bytes;
     request.ranks = ranks_;
     request.root = root;
     request.rings = s_.rings;
     request.node_of_rank = s_.node_of_rank;
     request.protocol = protocol_.for_bytes(bytes);
-    return coll::build_schedule(algorithm_, request);
+    return coll::build_schedule(kind == coll::Collective::AllReduce ? algorithm_ : "nccl_ring", request);
   }
 
   // --- Compilation ---------------------------------------------------------------------------
@@ -112,79 +130,268 @@ class Replay {
     return compiler_->append(dag_, schedule, start);
   }
 
-  void compile() {
-    const int n_iter = s_.iterations;
-    const size_t n_tensors = tensor_bytes_.size();
-    std::vector<std::vector<NodeId>> prev_updates(static_cast<size_t>(compute_ranks_));  // [rank][tensor]
-    std::vector<NodeId> stream_tail(static_cast<size_t>(compute_ranks_), -1);
-    std::vector<std::vector<int>> tensors_of_layer(s_.workload->layers.size());
-    for (size_t t = 0; t < n_tensors; ++t) tensors_of_layer[static_cast<size_t>(s_.costs->tensors[t].layer)].push_back(static_cast<int>(t));
+  // --- Host threads ---------------------------------------------------------------------------
+  // A delay on no resource: host work, or a join when `seconds` is 0.
+  NodeId host_work(double seconds, const std::vector<NodeId>& deps) {
+    if (seconds <= 0) return join(deps);
+    return dag_.add({DagExecutor::Kind::Delay, nullptr, seconds, {}, 0, 0}, deps);
+  }
 
-    for (int k = 0; k < n_iter; ++k) {
+  // One thread running its program in order: each step waits for the previous one.
+  struct Thread {
+    NodeId tail = -1;
+  };
+  NodeId step(Thread& thread, double seconds, std::vector<NodeId> deps) {
+    if (thread.tail >= 0) deps.push_back(thread.tail);
+    return thread.tail = host_work(seconds, deps);
+  }
+
+  // An engine operation on a pool thread: once `ready` and a thread is free, the engine's own
+  // cost and `launches` kernel launches, then `body(issued)` (the GPU work, returning its end),
+  // then the stream synchronisation(s) that end every GPU operation of MXNet 1.x.
+  template <class Body>
+  NodeId engine_op(HostThreadPool& pool, const std::vector<NodeId>& ready, int launches, int syncs,
+                   Body body) {
+    const NodeId granted = pool.acquire(join(ready));
+    const NodeId issued = host_work(engine_op_s_ + launches * launch_s_, {granted});
+    const NodeId done = host_work(syncs * sync_s_, {body(issued)});
+    pool.hold_until(done);
+    return done;
+  }
+
+  NodeId copy(int src, int dst, double bytes, NodeId start) {
+    coll::Schedule s;
+    s.algorithm = "copy";
+    s.ranks = ranks_;
+    s.payload_bytes = bytes;
+    s.ops.push_back({coll::Op::Kind::Transfer, src, dst, bytes, 0, 1, {}});
+    return append_schedule(s, start);
+  }
+
+  int compute_rank(int rank) const { return compute_ranks_ == 1 ? 0 : rank; }
+
+  // --- Compilation ---------------------------------------------------------------------------
+  void compile() {
+    const wl::FrameworkConfig& f = *s_.framework;
+    const size_t n_tensors = tensor_bytes_.size();
+    const size_t n_layers = s_.workload->layers.size();
+    const auto cr = static_cast<size_t>(compute_ranks_);
+    for (int r = 0; r < compute_ranks_; ++r) {
+      compute_pools_.emplace_back(dag_, s_.mechanisms.engine ? f.execution.gpu_compute_workers : 0);
+    }
+    for (int r = 0; r < ranks_; ++r) {
+      copy_pools_.emplace_back(dag_, s_.mechanisms.engine ? f.execution.gpu_copy_workers : 0);
+    }
+    // MXNet's NCCL kvstore ops hold the global GPU allocator mutex: one at a time.
+    nccl_ops_.emplace(dag_, s_.mechanisms.engine ? 1 : 0);
+    const int processes = process_per_gpu_ ? compute_ranks_ : 1;
+    std::vector<Thread> python(static_cast<size_t>(processes));
+    std::vector<Thread> decode(static_cast<size_t>(processes));
+    std::vector<std::vector<NodeId>> fetched(static_cast<size_t>(processes));  // [process][k]
+    auto process_of = [&](int rank) { return process_per_gpu_ ? rank : 0; };
+    const int gpus_per_process = process_per_gpu_ ? 1 : ranks_;
+
+    std::vector<std::vector<int>> tensors_of_layer(n_layers);
+    for (size_t t = 0; t < n_tensors; ++t) tensors_of_layer[static_cast<size_t>(s_.costs->tensors[t].layer)].push_back(static_cast<int>(t));
+    // Forward and backward kernels in bulked segments (MXNet segments each pass on its own).
+    std::vector<std::vector<const wl::Task*>> segments;
+    for (const wl::Task& task : graph_.tasks) {
+      if (task.kind == wl::TaskKind::Exchange || task.kind == wl::TaskKind::Update) continue;
+      const bool forward = task.kind == wl::TaskKind::Forward;
+      if (segments.empty() || static_cast<int>(segments.back().size()) >= f.execution.bulk_segment_ops ||
+          (segments.back().front()->kind == wl::TaskKind::Forward) != forward) {
+        segments.emplace_back();
+      }
+      segments.back().push_back(&task);
+    }
+
+    // [tensor][rank]: the new weights of the previous iteration, on each compute rank's GPU.
+    std::vector<std::vector<NodeId>> weights(n_tensors, std::vector<NodeId>(cr, -1));
+    std::vector<NodeId> stream_tail(cr, -1);
+    for (int k = 0; k < s_.iterations; ++k) {
       IterationNodes it;
-      // [rank][layer] -> backward-weights node
-      std::vector<std::vector<NodeId>> bw(static_cast<size_t>(compute_ranks_),
-                                          std::vector<NodeId>(s_.workload->layers.size(), -1));
-      for (int r = 0; r < compute_ranks_; ++r) {
-        NodeId& tail = stream_tail[static_cast<size_t>(r)];
-        for (const wl::Task& task : graph_.tasks) {
-          const compute::LayerTimes& times = layer_times_[static_cast<size_t>(task.layer)];
-          std::vector<NodeId> deps;
-          if (tail >= 0) deps.push_back(tail);
-          switch (task.kind) {
-            case wl::TaskKind::Forward:
-              if (k > 0) {
-                for (int t : tensors_of_layer[static_cast<size_t>(task.layer)]) {
-                  deps.push_back(prev_updates[static_cast<size_t>(r)][static_cast<size_t>(t)]);
-                }
-              }
-              tail = compute_node(r, times.forward.value, deps, [&] { return "fwd " + layer_name(task); });
-              if (r == 0) it.rank0_fpbp.push_back(tail);
-              break;
-            case wl::TaskKind::BackwardWeights:
-              tail = compute_node(r, times.backward_weights.value, deps,
-                                  [&] { return "bwd-weights " + layer_name(task); });
-              bw[static_cast<size_t>(r)][static_cast<size_t>(task.layer)] = tail;
-              if (r == 0) it.rank0_fpbp.push_back(tail);
-              break;
-            case wl::TaskKind::BackwardData:
-              tail = compute_node(r, times.backward_data.value, deps,
-                                  [&] { return "bwd-data " + layer_name(task); });
-              if (r == 0) it.rank0_fpbp.push_back(tail);
-              break;
-            default:
-              break;
+      // The Python thread of each process: the next batch, then forward and backward issued per GPU.
+      std::vector<NodeId> issued(cr), loaded(cr, -1);
+      for (int p = 0; p < processes; ++p) {
+        const auto pi = static_cast<size_t>(p);
+        if (s_.mechanisms.input) {
+          // The decode threads fill the prefetch queue; a slot frees when its batch is taken.
+          const double images = static_cast<double>(s_.batch) * gpus_per_process;
+          std::vector<NodeId> slot;
+          if (k >= f.input.prefetch_batches) slot.push_back(fetched[pi][static_cast<size_t>(k - f.input.prefetch_batches)]);
+          const NodeId decoded = step(decode[pi], images * s_.input.decode_s_per_image / decode_threads_, slot);
+          fetched[pi].push_back(step(python[pi], 0, {decoded}));
+        }
+        for (int r = 0; r < compute_ranks_; ++r) {
+          if (process_of(r) != p) continue;
+          const auto ri = static_cast<size_t>(r);
+          issued[ri] = step(python[pi], python_per_gpu_s_, {});
+          if (s_.mechanisms.input) {
+            const double bytes = s_.input.sample_bytes * s_.batch;
+            loaded[ri] = engine_op(copy_pools_[ri], {issued[ri]}, 1, 1, [&](NodeId start) {
+              return host_work(bytes / s_.input.h2d_bytes_per_s, {start});
+            });
           }
         }
       }
-      // Exchange, then update, per tensor in the order gradients become ready.
-      std::vector<std::vector<NodeId>> updates(static_cast<size_t>(compute_ranks_), std::vector<NodeId>(n_tensors, -1));
+      // Each GPU's forward and backward, segment by segment.
+      std::vector<std::vector<NodeId>> grad_ready(n_layers, std::vector<NodeId>(cr, -1));
+      std::vector<NodeId> forward_done(cr, -1);
+      for (int r = 0; r < compute_ranks_; ++r) {
+        const auto ri = static_cast<size_t>(r);
+        NodeId previous = -1;
+        for (const auto& segment : segments) {
+          std::vector<NodeId> ready{issued[ri]};
+          if (previous >= 0) ready.push_back(previous);
+          if (loaded[ri] >= 0) ready.push_back(loaded[ri]);
+          for (const wl::Task* task : segment) {
+            if (task->kind != wl::TaskKind::Forward || k == 0) continue;
+            for (int t : tensors_of_layer[static_cast<size_t>(task->layer)]) ready.push_back(weights[static_cast<size_t>(t)][ri]);
+          }
+          previous = engine_op(compute_pools_[ri], ready, 0, 1, [&](NodeId start) {
+            NodeId launched = start;
+            for (const wl::Task* task : segment) {
+              launched = host_work(launch_s_, {launched});
+              std::vector<NodeId> deps{launched};
+              if (stream_tail[ri] >= 0) deps.push_back(stream_tail[ri]);
+              stream_tail[ri] = kernel(r, *task, deps);
+              if (r == 0) it.rank0_fpbp.push_back(stream_tail[ri]);
+            }
+            return join({launched, stream_tail[ri]});
+          });
+          for (const wl::Task* task : segment) {
+            if (task->kind == wl::TaskKind::BackwardWeights) grad_ready[static_cast<size_t>(task->layer)][ri] = previous;
+          }
+          if (segment.front()->kind == wl::TaskKind::Forward) forward_done[ri] = previous;
+        }
+        it.ends.push_back(previous);
+      }
+      // The Python thread's update(): per key, in parameter order, push, updater and pull.
+      std::vector<std::vector<NodeId>> pushed(n_tensors);  // [tensor][process]
+      for (size_t t = 0; t < n_tensors; ++t) {
+        for (int p = 0; p < processes; ++p) pushed[t].push_back(step(python[static_cast<size_t>(p)], python_per_key_s_, {}));
+      }
+      // Then update_metric: a blocking read of each GPU's forward output.
+      for (int r = 0; r < compute_ranks_; ++r) {
+        step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[static_cast<size_t>(r)]});
+      }
+      // Exchange and update, key by key in the order gradients become ready (graph_'s Update tasks).
       for (const wl::Task& task : graph_.tasks) {
         if (task.kind != wl::TaskKind::Update) continue;
-        const size_t t = static_cast<size_t>(task.tensor);
+        const auto t = static_cast<size_t>(task.tensor);
+        const auto& ready_on = grad_ready[static_cast<size_t>(task.layer)];
         std::vector<NodeId> ready;
-        for (int r = 0; r < compute_ranks_; ++r) ready.push_back(bw[static_cast<size_t>(r)][static_cast<size_t>(task.layer)]);
-        NodeId exchanged = join(ready);
-        if (ranks_ > 1 && kvstore_) {
-          exchanged = append_schedule(schedule_for(tensor_bytes_[t], reducer_[t]), exchanged);
-        } else if (ranks_ > 1 && s_.fusion_bytes <= 0) {
-          // One allreduce per tensor, in ready order on one communication stream.
-          if (last_fused_ >= 0) exchanged = join({exchanged, last_fused_});
-          exchanged = last_fused_ = append_schedule(schedule_for(tensor_bytes_[t], 0), exchanged);
-        } else if (ranks_ > 1) {
-          exchanged = fuse(static_cast<int>(t), exchanged);
-        }
-        for (int r = 0; r < compute_ranks_; ++r) {
-          updates[static_cast<size_t>(r)][t] = compute_node(
-              r, update_s_[t], {exchanged}, [&] { return "update " + s_.costs->tensors[t].name; });
-          it.ends.push_back(updates[static_cast<size_t>(r)][t]);
-        }
+        for (int r = 0; r < compute_ranks_; ++r) ready.push_back(join({ready_on[static_cast<size_t>(r)], pushed[t][static_cast<size_t>(process_of(r))]}));
+        weights[t] = exchange(static_cast<int>(t), ready);
+        for (NodeId w : weights[t]) it.ends.push_back(w);
       }
-      prev_updates = std::move(updates);
-      for (NodeId tail : stream_tail) it.ends.push_back(tail);
       iterations_.push_back(std::move(it));
     }
     if (!fusion_latches_.empty()) schedule_tick();
+  }
+
+  NodeId kernel(int rank, const wl::Task& task, const std::vector<NodeId>& deps) {
+    const compute::LayerTimes& times = layer_times_[static_cast<size_t>(task.layer)];
+    switch (task.kind) {
+      case wl::TaskKind::Forward:
+        return compute_node(rank, times.forward.value, deps, [&] { return "fwd " + layer_name(task); });
+      case wl::TaskKind::BackwardWeights:
+        return compute_node(rank, times.backward_weights.value, deps, [&] { return "bwd-weights " + layer_name(task); });
+      default:
+        return compute_node(rank, times.backward_data.value, deps, [&] { return "bwd-data " + layer_name(task); });
+    }
+  }
+
+  // An update kernel on `rank`'s GPU as one engine operation.
+  NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready) {
+    return engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], ready, 1, 1, [&](NodeId start) {
+      return compute_node(rank, update_s_[t], {start}, [&] { return "update " + s_.costs->tensors[t].name; });
+    });
+  }
+
+  // The weights copied into a GPU's own executor array (a pull on the reducing GPU).
+  NodeId local_copy_op(int rank, size_t t, const std::vector<NodeId>& ready) {
+    return engine_op(copy_pools_[static_cast<size_t>(rank)], ready, 1, 1, [&](NodeId start) {
+      return compute_node(rank, s_.compute->reduction_time(2 * tensor_bytes_[t]).value, {start},
+                          [&] { return "copy " + s_.costs->tensors[t].name; });
+    });
+  }
+
+  // Key `t`'s exchange and update once its gradient is ready on each compute rank (`ready`):
+  // when its new weights are on each compute rank's GPU.
+  std::vector<NodeId> exchange(int key, const std::vector<NodeId>& ready) {
+    const auto t = static_cast<size_t>(key);
+    const double bytes = tensor_bytes_[t];
+    const auto on = [&](int rank) { return ready[static_cast<size_t>(compute_rank(rank))]; };
+    std::vector<NodeId> weights(static_cast<size_t>(compute_ranks_), -1);
+    auto deliver = [&](int rank, NodeId node) {
+      if (rank < compute_ranks_) weights[static_cast<size_t>(rank)] = node;
+    };
+    switch (layout_) {
+      case wl::ExchangeLayout::KvstoreDevice: {
+        // CommDevice: every other GPU's copy into the reducer's merge buffer, the sum there, the
+        // update once there, the weights copied back to every GPU.
+        const int root = reducer_[t];
+        std::vector<NodeId> gathered{on(root)};
+        for (int g = 0; g < ranks_ && ranks_ > 1; ++g) {
+          if (g == root) continue;
+          gathered.push_back(engine_op(copy_pools_[static_cast<size_t>(g)], {on(g)}, 1, 1,
+                                       [&](NodeId start) { return copy(g, root, bytes, start); }));
+        }
+        NodeId merged = gathered.front();
+        if (ranks_ > 1) {
+          merged = engine_op(compute_pools_[static_cast<size_t>(compute_rank(root))], gathered, 1, 1, [&](NodeId start) {
+            return compute_node(root, s_.compute->reduction_time((ranks_ + 1) * bytes).value, {start},
+                                [&] { return "sum " + s_.costs->tensors[t].name; });
+          });
+        }
+        const NodeId updated = update_op(root, t, {merged});
+        deliver(root, local_copy_op(root, t, {updated}));
+        for (int g = 0; g < ranks_; ++g) {
+          if (g == root) continue;
+          deliver(g, engine_op(copy_pools_[static_cast<size_t>(root)], {updated}, 1, 1,
+                               [&](NodeId start) { return copy(root, g, bytes, start); }));
+        }
+        break;
+      }
+      case wl::ExchangeLayout::KvstoreNccl: {
+        // KVStoreNCCL: one CPU-priority op per collective under the allocator mutex, launching a
+        // group of G NCCL calls, then CommSync on every GPU in turn; the update on GPU0.
+        std::vector<NodeId> all(ready.begin(), ready.end());
+        const int g = ranks_;
+        NodeId reduced = join(all);
+        if (ranks_ > 1) {
+          reduced = engine_op(*nccl_ops_, all, g, g, [&](NodeId start) {
+            return append_schedule(schedule_for(bytes, 0, coll::Collective::Reduce), start);
+          });
+        } else {
+          reduced = engine_op(*nccl_ops_, all, 0, 0, [&](NodeId start) { return start; });
+        }
+        const NodeId updated = update_op(0, t, {reduced});
+        if (ranks_ == 1) {
+          deliver(0, local_copy_op(0, t, {updated}));
+          break;
+        }
+        const NodeId broadcast = engine_op(*nccl_ops_, {updated}, g, g, [&](NodeId start) {
+          return append_schedule(schedule_for(bytes, 0, coll::Collective::Broadcast), start);
+        });
+        for (int r = 0; r < compute_ranks_; ++r) deliver(r, broadcast);
+        break;
+      }
+      case wl::ExchangeLayout::Allreduce: {
+        NodeId exchanged = join(ready);
+        if (ranks_ > 1 && s_.fusion_bytes <= 0) {
+          // One allreduce per tensor, in ready order on one communication stream.
+          if (last_fused_ >= 0) exchanged = join({exchanged, last_fused_});
+          exchanged = last_fused_ = append_schedule(schedule_for(bytes, 0), exchanged);
+        } else if (ranks_ > 1) {
+          exchanged = fuse(key, exchanged);
+        }
+        for (int r = 0; r < compute_ranks_; ++r) deliver(r, update_op(r, t, {exchanged}));
+        break;
+      }
+    }
+    return weights;
   }
 
   // --- Horovod tensor fusion -----------------------------------------------------------------
@@ -264,8 +471,16 @@ class Replay {
   int ranks_;
   wl::IterationGraph graph_;
   std::string algorithm_;
-  bool kvstore_;
+  wl::ExchangeLayout layout_;
+  bool process_per_gpu_;
   ProtocolChoice protocol_;
+  // Host costs in force (0 for a mechanism switched off).
+  double engine_op_s_ = 0, launch_s_ = 0, sync_s_ = 0;
+  double python_per_gpu_s_ = 0, python_per_key_s_ = 0, metric_sync_s_ = 0;
+  int decode_threads_ = 1;
+  // Engine worker pools per GPU and MXNet's NCCL mutex; a deque, since pools never move.
+  std::deque<HostThreadPool> compute_pools_, copy_pools_;
+  std::optional<HostThreadPool> nccl_ops_;
   int compute_ranks_ = 1;
   std::vector<double> tensor_bytes_;
   std::vector<int> reducer_;
@@ -288,8 +503,29 @@ class Replay {
 
 }  // namespace
 
-bool is_kvstore_method(const std::string& comm) {
-  return wl::exchange_layout_of(comm) != wl::ExchangeLayout::Allreduce;
+bool is_kvstore_method(const wl::FrameworkConfig& framework, const std::string& comm) {
+  return framework.exchange_layout(comm) != wl::ExchangeLayout::Allreduce;
+}
+
+const std::vector<std::string>& mechanism_names() {
+  static const std::vector<std::string> names{"engine", "host", "input"};
+  return names;
+}
+
+Mechanisms mechanisms_without(const std::vector<std::string>& names) {
+  Mechanisms m;
+  for (const std::string& name : names) {
+    if (name == "engine") {
+      m.engine = false;
+    } else if (name == "host") {
+      m.host = false;
+    } else if (name == "input") {
+      m.input = false;
+    } else {
+      throw ConfigError({"--without"}, unknown_name_message("mechanism", name, mechanism_names()));
+    }
+  }
+  return m;
 }
 
 std::vector<std::string> comm_method_names() {
@@ -307,7 +543,9 @@ std::string algorithm_of(const std::string& comm) {
 }
 
 ReplayResult replay_iterations(const ReplaySetup& setup) {
-  if (setup.gpus.empty() || setup.iterations < 1) throw std::logic_error("replay: no GPUs or iterations");
+  if (setup.gpus.empty() || setup.iterations < 1 || setup.framework == nullptr) {
+    throw std::logic_error("replay: no GPUs, iterations or framework");
+  }
   return Replay(setup).run();
 }
 

@@ -1,15 +1,24 @@
 // The replay engine: data-parallel training iterations of one workload on some GPUs of one
-// machine, simulated on SimGrid.
+// machine, simulated on SimGrid, as the framework (workloads/src/framework.hpp) executes them.
 //
-// Each GPU's compute stream runs the iteration graph's forward and backward tasks in issue order
-// (workloads/src/iteration_graph.hpp), kernel times from the compute-time model; weight updates
-// run beside the stream as soon as their tensor is exchanged; the next iteration's forward of a
-// layer waits for that layer's updates (MXNet's dependency engine). Gradients are exchanged with
-// a collective algorithm (sim/collectives), whose schedule becomes SimGrid activities over the
-// machine's real links:
-//  - kvstore methods (p2p, nccl_reduce_bcast) exchange each tensor alone as soon as every GPU
-//    has its gradient, as MXNet's kvstore does; p2p reduces each tensor on the GPU MXNet's greedy
-//    rule assigns it (workloads/src/reducer_assignment.hpp);
+// The host is part of the simulated machine (docs/replay.md, "The host"):
+//  - the framework's Python thread (one per process) runs the training loop in program order:
+//    it waits for the next batch from the input pipeline, issues each GPU's forward and backward,
+//    pushes, updates and pulls every key, and reads each GPU's metric back (a blocking sync);
+//  - engine worker threads per GPU (compute and copy pools, host_threads.hpp) run each GPU
+//    operation: the engine's own cost, one launch per kernel, the GPU work, then the
+//    cudaStreamSynchronize that MXNet 1.x ends every GPU operation with; forward and backward
+//    kernels go in bulked segments, one engine operation each;
+//  - the input pipeline's decode threads fill a prefetch queue, batch after batch; a batch is
+//    copied to each GPU (host to device) by that GPU's copy pool.
+// A kernel cannot start before its launch, a gradient is ready when its segment has synced, and
+// the next iteration's forward of a layer waits for that layer's new weights. Gradients are
+// exchanged with a collective algorithm (sim/collectives), whose schedule becomes SimGrid
+// activities over the machine's real links:
+//  - kvstore methods (p2p, nccl_reduce_bcast) run per key as MXNet's kvstore does: p2p copies
+//    each GPU's gradient to the key's reducer (MXNet's greedy rule,
+//    workloads/src/reducer_assignment.hpp), sums, updates once there and copies the weights back;
+//    nccl_reduce_bcast reduces to GPU0 under one CPU-priority thread, updates there, broadcasts;
 //  - allreduce methods (nccl, nccl_tree, the MPI family) go through Horovod-style tensor fusion:
 //    every `fusion_cycle_s` the gradients ready so far are packed, in ready order, into buffers of
 //    at most `fusion_bytes` (a larger tensor alone), and the buffers are allreduced one after
@@ -33,12 +42,32 @@
 #include "sim/compute/compute_model.hpp"
 #include "sim/replay/timeline.hpp"
 #include "topologies/src/routing.hpp"
+#include "workloads/src/framework.hpp"
 #include "workloads/src/iteration_graph.hpp"
 #include "workloads/src/reducer_assignment.hpp"
 
 namespace gpuscale::sim {
 
 inline constexpr int kFullComputeUpToGpus = 16;
+
+// The host-side mechanisms a replay simulates; each can be switched off (`gpuscale run
+// --without engine,host,input`) to show what it costs.
+struct Mechanisms {
+  bool engine = true;  // engine operations: their own cost, kernel launches, per-op syncs, pools
+  bool host = true;    // the Python thread: per-GPU and per-key work, the metric syncs
+  bool input = true;   // the input pipeline: decode threads, prefetch, host-to-device copies
+};
+// The names `--without` takes.
+const std::vector<std::string>& mechanism_names();
+// Mechanisms with the named ones off; throws ConfigError for an unknown name.
+Mechanisms mechanisms_without(const std::vector<std::string>& names);
+
+// The input pipeline of one process on the machine's CPU.
+struct InputCosts {
+  double decode_s_per_image = 0;  // one decode thread, on the machine's CPU
+  double sample_bytes = 0;        // one decoded sample as copied to the GPU
+  double h2d_bytes_per_s = 1e10;  // host-to-device copy bandwidth of one GPU
+};
 
 struct ReplaySetup {
   const topo::Topology* topology = nullptr;
@@ -49,18 +78,21 @@ struct ReplaySetup {
   const wl::Workload* workload = nullptr;
   const wl::WorkloadCosts* costs = nullptr;
   const compute::ComputeTimeModel* compute = nullptr;
+  const wl::FrameworkConfig* framework = nullptr;
+  Mechanisms mechanisms;
+  InputCosts input;
   int batch = 32;                            // per GPU
   std::string comm = "p2p";                  // a collective algorithm name (registry.hpp)
   wl::ReducerPolicy reducers = wl::ReducerPolicy::Greedy;
   double fusion_bytes = 64e6;                // Horovod <= 0.20: 64 MB (brief §7)
   double fusion_cycle_s = 5e-3;              // Horovod <= 0.20: 5 ms (brief §7)
   std::string protocol = "auto";             // NCCL protocol: auto, ll, ll128, simple, ideal
-  int iterations = 3;
+  int iterations = 4;
   bool record_timeline = false;              // fill ReplayResult::timeline
 };
 
-// Whether `comm` exchanges per tensor like MXNet's kvstore (no fusion) or allreduces.
-bool is_kvstore_method(const std::string& comm);
+// Whether `comm` exchanges per key like MXNet's kvstore (no fusion) or allreduces, in `framework`.
+bool is_kvstore_method(const wl::FrameworkConfig& framework, const std::string& comm);
 // The names `--comm` accepts: the registry's, with `nccl` for the NCCL ring allreduce.
 std::vector<std::string> comm_method_names();
 // The registry name of a comm method ("nccl" -> "nccl_ring"); throws ConfigError if unknown.

@@ -1,5 +1,6 @@
 #include "sim/replay/replay_inputs.hpp"
 
+#include "workloads/src/dataset.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
@@ -16,6 +17,31 @@ std::unique_ptr<const compute::ComputeTimeModel> compute_model(const wl::Workloa
   return compute::make_profile_model(w, costs, compute::load_profile(profile), gpu, params);
 }
 
+// The input pipeline of one GPU: its dataset's decode cost carried to the machine's CPU, the
+// decoded sample (float32: ImageRecordIter's output type) and the GPU's own link towards the
+// host, whose effective bandwidth bounds its host-to-device copies.
+InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workload& w) {
+  InputCosts in;
+  Hertz clock;
+  for (const topo::Device& d : machine.devices()) {
+    if (d.kind == topo::DeviceKind::Cpu && d.clock.value > 0) {
+      clock = d.clock;
+      break;
+    }
+  }
+  in.decode_s_per_image = wl::load_dataset(w.dataset).decode_time_on(clock).value;
+  in.sample_bytes = static_cast<double>(w.layers.front().output.elements()) * 4;
+  for (const topo::Link& link : machine.links()) {
+    if ((link.a != gpu && link.b != gpu) ||
+        machine.devices()[static_cast<size_t>(link.other(gpu))].kind == topo::DeviceKind::Gpu) {
+      continue;
+    }
+    in.h2d_bytes_per_s = link.effective_bandwidth().value;
+    break;
+  }
+  return in;
+}
+
 }  // namespace
 
 ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
@@ -24,7 +50,8 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
       router(machine, topo::routing_mode_for(machine, e.routing)),
       workload(wl::load_workload(c.workload)),
       costs(wl::compute_costs(workload)),
-      compute(compute_model(workload, costs, machine.devices()[placement.gpus[0]].model, e.profile)) {
+      compute(compute_model(workload, costs, machine.devices()[placement.gpus[0]].model, e.profile)),
+      framework(wl::load_framework(e.framework)) {
   setup.topology = &machine;
   setup.router = &router;
   setup.gpus = placement.gpus;
@@ -33,6 +60,9 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.workload = &workload;
   setup.costs = &costs;
   setup.compute = compute.get();
+  setup.framework = &framework;
+  setup.mechanisms = mechanisms_without(e.without);
+  setup.input = input_costs(machine, placement.gpus[0], workload);
   setup.batch = c.batch;
   setup.comm = c.comm;
   setup.fusion_bytes = e.fusion_mb * 1e6;

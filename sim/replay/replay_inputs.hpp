@@ -1,6 +1,7 @@
 // Everything one replay reads, loaded for one configuration of an experiment: the machine sized
 // and laid out for the job (machine_setup.hpp), its router, the workload, its per-layer costs and
-// the compute-time model (the analytic roofline, or the experiment's measured profile). `setup`
+// the compute-time model (the analytic roofline, or the experiment's measured profile), the
+// framework and the input pipeline's costs on the machine's CPU. `setup`
 // points into the other members, so the object neither copies nor moves.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include "sim/replay/machine_setup.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/src/routing.hpp"
+#include "workloads/src/framework.hpp"
 #include "workloads/src/layer_costs.hpp"
 #include "workloads/src/workload.hpp"
 
@@ -29,6 +31,7 @@ struct ReplayInputs {
   const wl::Workload workload;
   const wl::WorkloadCosts costs;
   const std::unique_ptr<const compute::ComputeTimeModel> compute;
+  const wl::FrameworkConfig framework;
   ReplaySetup setup;
 };
 

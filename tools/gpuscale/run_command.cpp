@@ -49,6 +49,8 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   if (given("--fusion-mb")) e.fusion_mb = f.fusion_mb;
   if (given("--protocol")) e.protocol = f.protocol;
   if (given("--profile")) e.profile = f.profile;
+  if (given("--framework")) e.framework = f.framework;
+  if (given("--without")) e.without = f.without;
   if (given("--iterations")) e.iterations = f.iterations;
   e.record_timeline = !o.trace.empty();
   return e;
@@ -196,6 +198,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--protocol", e.protocol, "NCCL protocol")
       ->check(CLI::IsMember(sim::protocol_choice_names()))
       ->capture_default_str();
+  cmd->add_option("--framework", e.framework, "How iterations execute: a shipped framework or a "
+                                              "file (workloads/frameworks)")
+      ->capture_default_str();
+  cmd->add_option("--without", e.without, "Host mechanisms left out, comma-separated: engine "
+                                          "(engine ops, launches, syncs), host (the Python "
+                                          "thread), input (the input pipeline)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(sim::mechanism_names()));
   cmd->add_option("--profile", e.profile, "Measured per-layer times (docs/compute-model.md)");
   cmd->add_option("--iterations", e.iterations, "Iterations simulated (the first warms up)")
       ->check(CLI::Range(2, 100))

@@ -51,7 +51,7 @@ void show_workload(const ShowOptions& o) {
   wl::MemoryOptions memory;
   memory.batch = o.batch;
   memory.gpus = o.gpus;
-  memory.exchange = wl::exchange_layout_of(o.comm);
+  memory.exchange = framework.exchange_layout(o.comm);
   const wl::WorkloadView view{w, costs, dataset, framework, memory, capacity};
   // Rendered whole before printing: an error never leaves half an output behind.
   const std::string out =

@@ -9,7 +9,7 @@ namespace gpuscale::topo {
 namespace {
 
 Device make_device(const DeviceConfig& d, const std::string& name, int node) {
-  return Device{name, d.kind, d.model, d.memory, d.ports, d.latency, node, d.origin};
+  return Device{name, d.kind, d.model, d.memory, d.ports, d.latency, node, d.origin, d.cores, d.clock};
 }
 
 Link make_link(const LinkConfig& l, int a, int b, std::string id) {

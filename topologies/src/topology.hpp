@@ -24,6 +24,8 @@ struct Device {
   Seconds latency;  // crossing the device
   int node = 0;     // which node of a cluster
   Origin origin;
+  int cores = 0;    // a CPU socket's cores (0: not given)
+  Hertz clock;      // a CPU's base clock (0: not given)
 };
 
 struct Link {

@@ -43,6 +43,8 @@ struct DeviceConfig {
   std::map<LinkKind, int> ports;       // lanes per link kind; absent kind = unchecked
   Seconds latency;                     // crossing the device (switch cut-through)
   Origin origin;
+  int cores = 0;                       // CPUs only: cores of the socket (0: not given)
+  Hertz clock;                         // CPUs only: base clock (0: not given)
 };
 
 struct LinkConfig {

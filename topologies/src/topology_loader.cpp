@@ -86,7 +86,7 @@ std::vector<DeviceConfig> read_devices(const ConfigNode& node) {
                         fmt::format("device name '{}' may hold only a-z, 0-9, '_' and '-'", name));
     }
     const std::string what = fmt::format("device {}", name);
-    MapReader r(attributes, what, {"kind", "model", "memory", "ports", "latency"});
+    MapReader r(attributes, what, {"kind", "model", "memory", "ports", "latency", "cores", "clock"});
     DeviceConfig d;
     d.name = name;
     d.origin = attributes.origin();
@@ -107,6 +107,18 @@ std::vector<DeviceConfig> read_devices(const ConfigNode& node) {
       }
     }
     if (const ConfigNode* p = r.find("ports")) d.ports = read_ports(*p, name);
+    for (const char* key : {"cores", "clock"}) {
+      const ConfigNode* n = r.find(key);
+      if (n == nullptr) continue;
+      if (d.kind != DeviceKind::Cpu) {
+        throw ConfigError(n->origin(), fmt::format("{} of {}: only a cpu has {}", key, what, key));
+      }
+      if (std::string_view(key) == "cores") {
+        d.cores = static_cast<int>(read_integer(*n, fmt::format("cores of {}", what), 1, 4096));
+      } else {
+        d.clock = read_frequency(*n, fmt::format("clock of {}", what));
+      }
+    }
     if (const ConfigNode* l = r.find("latency")) {
       d.latency = read_seconds(*l, fmt::format("latency of {}", what));
     }

@@ -66,7 +66,7 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
           const Model& m = models.at(net);
           largest[{net, method, g, p.gpu_memory.value}] =
               wl::largest_batch(m.workload, m.costs, framework,
-                                sim::memory_options_of(suite.comm_of(method), g, 1, kFusionBytes),
+                                sim::memory_options_of(framework, suite.comm_of(method), g, 1, kFusionBytes),
                                 p.gpu_memory.value);
         }
       }
@@ -102,6 +102,7 @@ Predictions predict(const Suite& suite, const Progress& progress) {
   // One strong-scaling experiment covers the weak runs too (metrics.hpp).
   sim::Experiment experiment;
   experiment.topology = setup.topology;
+  experiment.framework = setup.framework;
   experiment.workloads = distinct_targets(suite.networks);
   experiment.comms = distinct_targets(suite.methods);
   experiment.batches = setup.batches;

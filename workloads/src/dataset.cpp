@@ -12,12 +12,22 @@ const ShippedFolder& shipped_datasets() {
 
 Dataset load_dataset(const std::string& name_or_path) {
   const ConfigNode doc = ConfigNode::load_file(shipped_datasets().resolve(name_or_path, "", Origin{}));
-  MapReader r(doc, "dataset file", {"name", "description", "samples"});
+  MapReader r(doc, "dataset file", {"name", "description", "samples", "decode"});
   Dataset d;
   d.name = r.string("name", "imagenet");
   d.description = r.optional_string("description").value_or("");
   d.samples = read_integer(r.require("samples", "1281167"), "samples of dataset", 1, 1L << 40);
+  if (const ConfigNode* decode = r.find("decode")) {
+    MapReader dr(*decode, "decode of dataset", {"per_sample", "clock"});
+    d.decode_per_sample = read_seconds(dr.require("per_sample", "4.2 ms"), "decode per_sample");
+    d.decode_clock = read_frequency(dr.require("clock", "3.0 GHz"), "decode clock");
+  }
   return d;
+}
+
+Seconds Dataset::decode_time_on(Hertz clock) const {
+  if (clock.value <= 0 || decode_clock.value <= 0) return decode_per_sample;
+  return {decode_per_sample.value * decode_clock.value / clock.value};
 }
 
 }  // namespace gpuscale::wl

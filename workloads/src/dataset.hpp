@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/core/shipped_files.hpp"
+#include "sim/core/units.hpp"
 
 namespace gpuscale::wl {
 
@@ -11,6 +12,14 @@ struct Dataset {
   std::string name;
   std::string description;
   long samples = 0;  // samples in one epoch
+  // What one CPU core takes to turn a stored sample into a training sample (decode, resize,
+  // crop, flip, normalise), measured on a core of clock `decode_clock`; 0 for generated data.
+  Seconds decode_per_sample;
+  Hertz decode_clock;
+
+  // The decode time on a core of `clock` (0: the measured core's): carried by the clock ratio,
+  // the rule tools/bench/README.md (bench_decode) states with its uncertainty.
+  Seconds decode_time_on(Hertz clock) const;
 };
 
 // The shipped datasets: workloads/datasets/*.yaml, or $GPUSCALE_DATASETS_DIR if set.

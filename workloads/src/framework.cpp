@@ -1,8 +1,66 @@
 #include "workloads/src/framework.hpp"
 
+#include <fmt/format.h>
+
 #include "sim/core/config_reader.hpp"
 
 namespace gpuscale::wl {
+namespace {
+
+// `NAME: 5 us` (sourced) or `NAME: {value: 20 us, fitted: true, range: [5.8 us, 50 us]}`.
+HostCost read_host_cost(const MapReader& costs, const std::string& name, std::string_view example) {
+  HostCost c;
+  c.name = name;
+  const ConfigNode& node = costs.require(name, example);
+  if (!node.is_map()) {
+    c.value = read_seconds(node, name);
+    return c;
+  }
+  MapReader r(node, "host cost " + name, {"value", "fitted", "range"});
+  c.value = read_seconds(r.require("value", "20 us"), name);
+  c.fitted = read_bool(r.require("fitted", "true"), name + " fitted");
+  const ConfigNode& range = r.require("range", "[5 us, 50 us]");
+  if (!range.is_sequence() || range.items().size() != 2) {
+    throw ConfigError(range.origin(), fmt::format("range of {} must be [low, high]", name));
+  }
+  c.low = read_seconds(range.items()[0], name + " range low");
+  c.high = read_seconds(range.items()[1], name + " range high");
+  if (c.low.value > c.high.value) {
+    throw ConfigError(range.origin(), fmt::format("range of {} has low > high", name));
+  }
+  if (c.value.value < c.low.value || c.value.value > c.high.value) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} = {} lies outside its range [{}, {}]: a fitted value outside "
+                                  "its sourced range means a missing mechanism, not a wider range",
+                                  name, format_seconds(c.value), format_seconds(c.low),
+                                  format_seconds(c.high)));
+  }
+  return c;
+}
+
+ExchangeLayout read_layout(const ConfigNode& node, const std::string& what) {
+  const std::string v = read_one_of(node, what, {"kvstore_device", "kvstore_nccl", "allreduce"});
+  if (v == "kvstore_device") return ExchangeLayout::KvstoreDevice;
+  if (v == "kvstore_nccl") return ExchangeLayout::KvstoreNccl;
+  return ExchangeLayout::Allreduce;
+}
+
+}  // namespace
+
+std::vector<const HostCost*> HostCosts::all() const {
+  return {&kernel_launch, &stream_sync, &python_per_gpu, &metric_sync, &engine_op, &python_per_key};
+}
+
+ExchangeLayout FrameworkConfig::exchange_layout(const std::string& comm) const {
+  for (const auto& [method, layout] : exchange) {
+    if (method == comm) return layout;
+  }
+  return ExchangeLayout::Allreduce;
+}
+
+bool FrameworkConfig::process_per_gpu(const std::string& comm) const {
+  return execution.process_per_gpu || exchange_layout(comm) == ExchangeLayout::Allreduce;
+}
 
 const ShippedFolder& shipped_frameworks() {
   static const ShippedFolder folder("framework", "GPUSCALE_FRAMEWORKS_DIR",
@@ -11,11 +69,12 @@ const ShippedFolder& shipped_frameworks() {
 }
 
 FrameworkConfig load_framework(const std::string& name_or_path) {
-  const ConfigNode doc =
-      ConfigNode::load_file(shipped_frameworks().resolve(name_or_path, "", Origin{}));
-  MapReader r(doc, "framework file", {"name", "description", "context", "workspace_limit",
-                                      "optimizer_state_per_param", "update_on_kvstore"});
   FrameworkConfig f;
+  f.file = shipped_frameworks().resolve(name_or_path, "", Origin{});
+  const ConfigNode doc = ConfigNode::load_file(f.file);
+  MapReader r(doc, "framework file",
+              {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
+               "update_on_kvstore", "execution", "host_costs", "input", "exchange", "calibration"});
   f.name = r.string("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
   f.context = read_bytes(r.require("context", "400 MB"), "context of framework");
@@ -23,6 +82,46 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
   f.optimizer_state_per_param = static_cast<int>(
       read_integer(r.require("optimizer_state_per_param", "1"), "optimizer_state_per_param", 0, 8));
   f.update_on_kvstore = read_bool(r.require("update_on_kvstore", "true"), "update_on_kvstore");
+
+  MapReader e(r.require("execution", "{processes: one_per_node}"), "execution",
+              {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops"});
+  f.execution.process_per_gpu =
+      read_one_of(e.require("processes", "one_per_node"), "processes",
+                  {"one_per_node", "one_per_gpu"}) == "one_per_gpu";
+  f.execution.gpu_compute_workers = static_cast<int>(
+      read_integer(e.require("gpu_compute_workers", "2"), "gpu_compute_workers", 1, 64));
+  f.execution.gpu_copy_workers = static_cast<int>(
+      read_integer(e.require("gpu_copy_workers", "2"), "gpu_copy_workers", 1, 64));
+  f.execution.bulk_segment_ops = static_cast<int>(
+      read_integer(e.require("bulk_segment_ops", "15"), "bulk_segment_ops", 1, 100000));
+
+  MapReader h(r.require("host_costs", "{kernel_launch: 5 us, ...}"), "host_costs",
+              {"kernel_launch", "stream_sync", "python_per_gpu", "metric_sync", "engine_op",
+               "python_per_key"});
+  f.host.kernel_launch = read_host_cost(h, "kernel_launch", "4.83 us");
+  f.host.stream_sync = read_host_cost(h, "stream_sync", "5.8 us");
+  f.host.python_per_gpu = read_host_cost(h, "python_per_gpu", "50 us");
+  f.host.metric_sync = read_host_cost(h, "metric_sync", "20 us");
+  f.host.engine_op = read_host_cost(h, "engine_op", "20 us");
+  f.host.python_per_key = read_host_cost(h, "python_per_key", "100 us");
+
+  MapReader in(r.require("input", "{decode_threads: 4, prefetch_batches: 4}"), "input",
+               {"decode_threads", "prefetch_batches"});
+  f.input.decode_threads =
+      static_cast<int>(read_integer(in.require("decode_threads", "4"), "decode_threads", 1, 1024));
+  f.input.prefetch_batches = static_cast<int>(
+      read_integer(in.require("prefetch_batches", "4"), "prefetch_batches", 1, 1024));
+
+  if (const ConfigNode* ex = r.find("exchange")) {
+    if (!ex->is_map()) throw ConfigError(ex->origin(), "exchange must map comm methods to layouts");
+    for (const ConfigNode::Entry& entry : ex->entries()) {
+      f.exchange.emplace_back(entry.key, read_layout(entry.value, "exchange of " + entry.key));
+    }
+  }
+  if (const ConfigNode* c = r.find("calibration")) {
+    MapReader cr(*c, "calibration", {"set"});
+    f.calibration_set = cr.string("set", "\"one-V100 throughput at batches 1 and 32\"");
+  }
   return f;
 }
 

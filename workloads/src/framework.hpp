@@ -1,21 +1,77 @@
-// The framework a workload trains with: the constants of the memory model
-// (workloads/frameworks/NAME.yaml, docs/memory-model.md).
+// The framework a workload trains with: how one training iteration executes on the host and the
+// GPUs (its threads, what each GPU operation costs the host, where it synchronises, how each
+// gradient-exchange method runs) and what it keeps in GPU memory. One description per framework
+// (workloads/frameworks/NAME.yaml); the replay (sim/replay), the memory model and `workload show`
+// all ask it, so a framework's behaviour has this one home.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/core/shipped_files.hpp"
 #include "sim/core/units.hpp"
 
 namespace gpuscale::wl {
 
+// How a gradient-exchange method runs in the framework, and where its buffers live.
+enum class ExchangeLayout {
+  KvstoreDevice,  // MXNet kvstore=device (P2P): keys reduced on reducer GPUs
+  KvstoreNccl,    // MXNet kvstore=nccl: reduce to GPU0, broadcast; GPU0 keeps the merged keys
+  Allreduce       // NCCL/MPI allreduce in place, one process per GPU; a fusion buffer if fusing
+};
+
+// A host cost that is either sourced (A) or fitted on the framework's calibration set (B), in
+// which case it carries the range sources allow; a fitted value outside it means a missing
+// mechanism, never a wider range.
+struct HostCost {
+  Seconds value;
+  bool fitted = false;
+  Seconds low, high;  // fitted only
+  std::string name;
+};
+
+struct HostCosts {
+  HostCost kernel_launch;   // per kernel, on the launching thread
+  HostCost stream_sync;     // cudaStreamSynchronize round trip once the GPU is done
+  HostCost python_per_gpu;  // Python thread, per GPU and iteration (forward/backward calls, slice)
+  HostCost metric_sync;     // Python thread, per GPU and iteration: blocking metric read-back
+  HostCost engine_op;       // engine worker, per operation beyond launches and the sync
+  HostCost python_per_key;  // Python thread, per key and iteration (push, updater, pull)
+
+  std::vector<const HostCost*> all() const;
+};
+
+struct ExecutionModel {
+  bool process_per_gpu = false;  // false: one Python process drives every GPU of a node
+  int gpu_compute_workers = 2;   // engine threads per GPU running kernels
+  int gpu_copy_workers = 2;      // engine threads per GPU running copies
+  int bulk_segment_ops = 15;     // forward/backward ops per engine operation (one sync each)
+};
+
+struct InputPipeline {
+  int decode_threads = 4;    // per process
+  int prefetch_batches = 4;  // decoded batches the iterator may hold ahead
+};
+
 struct FrameworkConfig {
   std::string name;
   std::string description;
+  std::string file;       // where it was read from
   Bytes context;          // CUDA context, libraries and framework start-up, per GPU
   Bytes workspace_limit;  // the most cuDNN workspace a convolution may take
   int optimizer_state_per_param = 1;  // arrays the optimizer keeps per parameter array
   bool update_on_kvstore = true;      // the reducing GPU runs the optimizer (MXNet kvstore)
+  ExecutionModel execution;
+  HostCosts host;
+  InputPipeline input;
+  std::vector<std::pair<std::string, ExchangeLayout>> exchange;  // comm method -> layout
+  std::string calibration_set;  // what the fitted host costs were fitted on
+
+  // How `comm` runs: the framework's own kvstore methods, else an allreduce.
+  ExchangeLayout exchange_layout(const std::string& comm) const;
+  // Whether each GPU has a training process (and Python thread) of its own for `comm`: an
+  // allreduce is launched one process per GPU (Horovod, mpirun), whatever the framework.
+  bool process_per_gpu(const std::string& comm) const;
 };
 
 // The shipped frameworks: workloads/frameworks/*.yaml, or $GPUSCALE_FRAMEWORKS_DIR if set.

@@ -33,12 +33,6 @@ double workspace_bytes(const Workload& w, int batch, const FrameworkConfig& f) {
 
 }  // namespace
 
-ExchangeLayout exchange_layout_of(const std::string& comm) {
-  if (comm == "p2p") return ExchangeLayout::KvstoreDevice;
-  if (comm == "nccl_reduce_bcast") return ExchangeLayout::KvstoreNccl;
-  return ExchangeLayout::Allreduce;
-}
-
 std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts& costs,
                                          const FrameworkConfig& f, const MemoryOptions& o) {
   if (o.gpus < 1 || o.batch < 1) throw std::invalid_argument("estimate_memory: gpus and batch >= 1");

@@ -17,21 +17,10 @@
 
 namespace gpuscale::wl {
 
-// Where the gradient exchange keeps its buffers.
-enum class ExchangeLayout {
-  KvstoreDevice,  // MXNet kvstore=device (P2P): keys reduced on reducer GPUs
-  KvstoreNccl,    // MXNet kvstore=nccl: reduce to GPU0, broadcast; GPU0 keeps the merged keys
-  Allreduce       // NCCL/MPI allreduce in place; a fusion buffer per GPU if fusing
-};
-
-// The layout of a gradient-exchange method by its name (`--comm`): p2p and nccl_reduce_bcast are
-// MXNet's kvstores; every other method allreduces.
-ExchangeLayout exchange_layout_of(const std::string& comm);
-
 struct MemoryOptions {
   int batch = 1;  // per GPU
   int gpus = 1;
-  ExchangeLayout exchange = ExchangeLayout::KvstoreDevice;
+  ExchangeLayout exchange = ExchangeLayout::KvstoreDevice;  // FrameworkConfig::exchange_layout
   ReducerPolicy reducers = ReducerPolicy::Greedy;
   double fusion_buffer_bytes = 0;  // Allreduce with tensor fusion
 };
