@@ -1,0 +1,155 @@
+// The host as part of the simulated machine (sim/replay/replay.hpp, workloads/src/framework.hpp):
+// host threads serialise what the framework serialises, against closed forms; each mechanism
+// switches off; a framework file is read strictly. Simulations run in child processes
+// (run_isolated): SimGrid allows one engine per process.
+#include <gtest/gtest.h>
+
+#include <simgrid/s4u.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "sim/platform/simgrid_platform.hpp"
+#include "sim/replay/experiment.hpp"
+#include "sim/replay/host_threads.hpp"
+#include "sim/replay/isolated.hpp"
+#include "sim/replay/replay.hpp"
+#include "tests/support/test_support.hpp"
+#include "workloads/src/framework.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+// Three 1 ms operations ready at once on a pool of `threads`: when each ends.
+std::string pool_ends(int threads) {
+  return run_isolated([threads] {
+    const auto engine = make_engine();
+    simgrid::s4u::create_full_zone("empty")->seal();
+    DagExecutor dag;
+    HostThreadPool pool(dag, threads);
+    const DagExecutor::NodeId start = dag.add({}, {});
+    std::vector<DagExecutor::NodeId> ends;
+    for (int i = 0; i < 3; ++i) {
+      const DagExecutor::NodeId granted = pool.acquire(start);
+      ends.push_back(dag.add({DagExecutor::Kind::Delay, nullptr, 1e-3, {}, 0, 0}, {granted}));
+      pool.hold_until(ends.back());
+    }
+    dag.run();
+    std::string out;
+    for (auto id : ends) out += std::to_string(static_cast<int>(dag.end_time(id) * 1e3 + 0.5)) + " ";
+    return out;
+  });
+}
+
+TEST(HostThreads, AnOperationWaitsForAFreeThread) {
+  EXPECT_EQ(pool_ends(1), "1 2 3 ");
+  EXPECT_EQ(pool_ends(2), "1 1 2 ");
+  EXPECT_EQ(pool_ends(0), "1 1 1 ");  // no pool: nobody waits
+}
+
+// mxnet.yaml with one host cost replaced.
+std::string framework_with(const std::string& key, const std::string& value) {
+  const wl::FrameworkConfig shipped = wl::load_framework("mxnet");
+  std::ifstream in(shipped.file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = std::regex_replace(text, std::regex("\n  " + key + ": [^\n]*"), "\n  " + key + ": " + value);
+  return testing::write_temp_file("framework-" + key + ".yaml", text);
+}
+
+ResultRow run_one(const Experiment& e) {
+  const auto rows = run_experiment(e);
+  EXPECT_EQ(rows.size(), 1u);
+  return rows.back();
+}
+
+Experiment lenet_on(int gpus) {
+  Experiment e;
+  e.workloads = {"lenet"};
+  e.gpus = {gpus};
+  e.batches = {16};
+  e.comms = {"p2p"};
+  return e;
+}
+
+TEST(HostModel, APythonBoundIterationTakesThePythonThreadsWork) {
+  // 0.1 s per key dwarfs LeNet's GPU work: the iteration is the Python thread's program,
+  // keys x python_per_key (+ its microseconds of per-GPU work and metric sync).
+  Experiment e = lenet_on(1);
+  e.framework = framework_with("python_per_key", "{value: 100 ms, fitted: true, range: [0 s, 1 s]}");
+  e.without = {"input"};
+  const int keys = 8;  // lenet: conv1, conv2, fc1, fc2, weights and biases
+  EXPECT_NEAR(run_one(e).iteration_s / (keys * 0.1), 1.0, 1e-3);
+  e.without = {"input", "host"};
+  EXPECT_LT(run_one(e).iteration_s, 0.05);
+}
+
+TEST(HostModel, EachMechanismOnlyAddsTime) {
+  for (int gpus : {1, 4}) {
+    Experiment all = lenet_on(gpus);
+    const double with_all = run_one(all).iteration_s;
+    for (const std::string& mechanism : mechanism_names()) {
+      Experiment e = all;
+      e.without = {mechanism};
+      EXPECT_LE(run_one(e).iteration_s, with_all * (1 + 1e-9)) << mechanism << " " << gpus;
+    }
+  }
+}
+
+TEST(HostModel, ADecodeBoundIterationTakesTheDecodeThreadsTime) {
+  // 10 ms per image on the DGX-1's 2.2 GHz cores, 4 decode threads, 2 GPUs x 16 images: every
+  // batch takes 32 x 10 ms / 4 = 80 ms to decode, far more than LeNet's GPU work.
+  const std::string folder = std::filesystem::path(testing::write_temp_file(
+      "imagenet.yaml",
+      "name: imagenet\nsamples: 1281167\ndecode: {per_sample: 10 ms, clock: 2.2 GHz}\n")).parent_path();
+  ::setenv("GPUSCALE_DATASETS_DIR", folder.c_str(), 1);
+  Experiment e = lenet_on(2);
+  const double decode_bound = run_one(e).iteration_s;
+  e.without = {"input"};
+  const double without_input = run_one(e).iteration_s;
+  ::unsetenv("GPUSCALE_DATASETS_DIR");
+  EXPECT_NEAR(decode_bound / 0.080, 1.0, 1e-3);
+  EXPECT_LT(without_input, 0.05);
+}
+
+TEST(HostModel, SameInputSameOutput) {
+  const Experiment e = lenet_on(4);
+  EXPECT_EQ(run_one(e).iteration_s, run_one(e).iteration_s);
+}
+
+TEST(FrameworkFile, AFittedValueOutsideItsRangeIsAnErrorNamingTheLine) {
+  const std::string path = framework_with("engine_op", "{value: 90 us, fitted: true, range: [5.8 us, 50 us]}");
+  const std::string message = testing::config_error_of([&] { wl::load_framework(path); });
+  EXPECT_NE(message.find(path + ":"), std::string::npos) << message;
+  EXPECT_NE(message.find("outside its range"), std::string::npos) << message;
+}
+
+TEST(FrameworkFile, UnknownKeysAndBadValuesAreErrors) {
+  EXPECT_NE(testing::config_error_of([] {
+              wl::load_framework(framework_with("stream_sync", "-3 us"));
+            }).find("stream_sync"),
+            std::string::npos);
+  const std::string typo = framework_with("kernel_launch", "4.83 us\n  kernel_lunch: 1 us");
+  EXPECT_NE(testing::config_error_of([&] { wl::load_framework(typo); }).find("kernel_lunch"),
+            std::string::npos);
+}
+
+TEST(FrameworkFile, MxnetRunsItsKvstoresInOneProcessAndAllreducesPerGpu) {
+  const wl::FrameworkConfig f = wl::load_framework("mxnet");
+  EXPECT_EQ(f.exchange_layout("p2p"), wl::ExchangeLayout::KvstoreDevice);
+  EXPECT_EQ(f.exchange_layout("nccl_reduce_bcast"), wl::ExchangeLayout::KvstoreNccl);
+  EXPECT_EQ(f.exchange_layout("nccl"), wl::ExchangeLayout::Allreduce);
+  EXPECT_FALSE(f.process_per_gpu("p2p"));
+  EXPECT_TRUE(f.process_per_gpu("nccl"));
+  for (const wl::HostCost* c : f.host.all()) {
+    if (c->fitted) {
+      EXPECT_GE(c->value.value, c->low.value) << c->name;
+      EXPECT_LE(c->value.value, c->high.value) << c->name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale::sim
