@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/replay/replay.hpp"
 #include "validation/src/comparison.hpp"
 #include "validation/src/predictions.hpp"
 #include "validation/src/report.hpp"
@@ -17,6 +18,7 @@ struct ValidateOptions {
   std::string suite = "dgx1-mxnet";
   std::string format = "table";
   std::string plot_dir;
+  std::vector<std::string> without;
 };
 
 void validate(const ValidateOptions& o) {
@@ -25,7 +27,7 @@ void validate(const ValidateOptions& o) {
       validation::predict(suite, [](int done, int total, const sim::ResultRow& r) {
         std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done,
                                  total, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
-      });
+      }, o.without);
   std::vector<std::string> methods;
   for (const auto& m : suite.methods) methods.push_back(m.study);
   const validation::Metrics metrics(suite.setup, methods, std::move(predictions));
@@ -55,6 +57,10 @@ void add_validate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--plot", o->plot_dir,
                   "Write SVG figures (speedup, FP+BP/WU, memory) into this folder");
+  cmd->add_option("--without", o->without, "Host mechanisms left out of the predictions, "
+                                          "comma-separated (engine, host, input)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(sim::mechanism_names()));
   cmd->callback([o] { validate(*o); });
 }
 

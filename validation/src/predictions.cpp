@@ -87,7 +87,8 @@ std::vector<std::string> distinct_targets(const std::vector<NameMapping>& mappin
 
 }  // namespace
 
-Predictions predict(const Suite& suite, const Progress& progress) {
+Predictions predict(const Suite& suite, const Progress& progress,
+                    const std::vector<std::string>& without) {
   const Setup& setup = suite.setup;
   check_machine(setup);
   std::map<std::string, Model> models;  // by the study's network name
@@ -103,6 +104,7 @@ Predictions predict(const Suite& suite, const Progress& progress) {
   sim::Experiment experiment;
   experiment.topology = setup.topology;
   experiment.framework = setup.framework;
+  experiment.without = without;
   experiment.workloads = distinct_targets(suite.networks);
   experiment.comms = distinct_targets(suite.methods);
   experiment.batches = setup.batches;

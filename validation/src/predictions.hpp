@@ -17,6 +17,8 @@ using Progress = std::function<void(int done, int total, const sim::ResultRow& r
 // Throws ConfigError when the setup does not describe what gpuscale would simulate: a network
 // whose workload trains on another dataset or in another precision than the setup's, a machine
 // whose GPUs have other memory than setup.gpu_memory.
-Predictions predict(const Suite& suite, const Progress& progress = nullptr);
+// `without`: host mechanisms left out (sim::mechanism_names), to show what each costs.
+Predictions predict(const Suite& suite, const Progress& progress = nullptr,
+                    const std::vector<std::string>& without = {});
 
 }  // namespace gpuscale::validation
