@@ -118,6 +118,8 @@ std::string run_hash(const Run& run, const std::string& build_fingerprint) {
   h.add(std::to_string(e.images)).add(fmt::format("{:.17g}", e.fusion_mb));
   h.add(fmt::format("{:.17g}", e.fusion_cycle_ms)).add(std::to_string(e.iterations));
   h.add(e.profile.empty() ? "" : file_bytes(e.profile));
+  h.add(file_bytes(wl::shipped_frameworks().resolve(e.framework, "", Origin{})));
+  for (const std::string& mechanism : e.without) h.add("without").add(mechanism);
   return h.hex();
 }
 
