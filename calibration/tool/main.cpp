@@ -107,9 +107,12 @@ int run(const Options& o) {
   header.method = method_text(o);
   header.source = o.source;
   header.microbenchmarks = run_microbenchmarks(ctx, o.timing);
-  fmt::print(stderr, "{} ({}): launch overhead {}, device copy {}\n", header.gpu,
-             header.gpu_details->name, format_seconds(header.microbenchmarks->launch_overhead),
-             format_bandwidth(header.microbenchmarks->device_copy_bandwidth));
+  const compute::Microbenchmarks& micro = *header.microbenchmarks;
+  fmt::print(stderr, "{} ({}): launch overhead {}, device copy {}; on the host: launch {}, "
+             "launch + sync {}\n",
+             header.gpu, header.gpu_details->name, format_seconds(micro.launch_overhead),
+             format_bandwidth(micro.device_copy_bandwidth), format_seconds(micro.launch->median),
+             format_seconds(micro.launch_sync->median));
 
   if (workload) {
     const NetworkProfile measured =

@@ -1,5 +1,7 @@
 #include "calibration/tool/microbenchmarks.hpp"
 
+#include <functional>
+#include <optional>
 #include <utility>
 
 #include "calibration/tool/cuda_status.hpp"
@@ -11,6 +13,13 @@ namespace {
 constexpr int kLaunches = 1000;               // empty kernels per timed run
 constexpr std::size_t kCopyBytes = 1ull << 30;  // far beyond any L2 cache
 constexpr std::size_t kHostCopyBytes = 256ull << 20;
+// Host-side costs: calls per timed run, far above the host clock's resolution and few enough
+// that no call waits for room in the stream's queue.
+constexpr int kHostCalls = 100;
+// As NVIDIA's CUDA Graphs blog times launches (3.8 us per kernel on a V100).
+constexpr int kLaunchesPerSync = 20;
+static_assert(kHostCalls % kLaunchesPerSync == 0, "every run ends with a sync");
+constexpr std::size_t kSmallCopyBytes = 4096;
 
 // Page-locked host memory, as frameworks stage copies through.
 class PinnedBuffer {
@@ -41,6 +50,18 @@ double copy_rate(GpuContext& ctx, const TimingMethod& timing, void* dst, const v
   return static_cast<double>(bytes) / t.median;
 }
 
+// Lets `from` address `to`'s memory (NVLink or PCIe peer to peer); ctx's device stays current.
+void enable_peer_access(const GpuContext& ctx, int from, int to) {
+  GS_CUDA(cudaSetDevice(from));
+  const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
+  if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();  // not an error here; a later cudaGetLastError would report it
+  } else {
+    GS_CUDA(enabled);
+  }
+  GS_CUDA(cudaSetDevice(ctx.device()));
+}
+
 std::vector<compute::PeerLink> peer_links(GpuContext& ctx, const TimingMethod& timing) {
   int count = 0;
   GS_CUDA(cudaGetDeviceCount(&count));
@@ -59,12 +80,7 @@ std::vector<compute::PeerLink> peer_links(GpuContext& ctx, const TimingMethod& t
       int can = 0;
       GS_CUDA(cudaDeviceCanAccessPeer(&can, from, to));
       link.peer_access = can != 0;
-      if (link.peer_access) {
-        GS_CUDA(cudaSetDevice(from));
-        const cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
-        if (enabled != cudaErrorPeerAccessAlreadyEnabled) GS_CUDA(enabled);
-        GS_CUDA(cudaSetDevice(ctx.device()));
-      }
+      if (link.peer_access) enable_peer_access(ctx, from, to);
       const auto peer_copy = [&](std::size_t bytes) {
         return [&, bytes] {
           GS_CUDA(cudaMemcpyPeerAsync(buffers[to].get(), to, buffers[from].get(), from, bytes,
@@ -81,11 +97,104 @@ std::vector<compute::PeerLink> peer_links(GpuContext& ctx, const TimingMethod& t
   return links;
 }
 
+compute::HostCallTime host_call_time(const Timing& t) { return {{t.median}, {t.spread}}; }
+
+// Host wall time per call of `call`, made kHostCalls times in each run; `settle` as
+// time_on_host's.
+compute::HostCallTime per_call(const std::function<void()>& call, const TimingMethod& timing,
+                               const std::function<void()>& settle = [] {}) {
+  const auto run = [&] {
+    for (int i = 0; i < kHostCalls; ++i) call();
+  };
+  return host_call_time(time_on_host(kHostCalls, run, timing, settle));
+}
+
+// Host wall time per empty kernel launched back to back, with a cudaStreamSynchronize, counted,
+// after every `per_sync` launches.
+compute::HostCallTime launch_time(GpuContext& ctx, const TimingMethod& timing, int per_sync) {
+  const auto run = [&] {
+    for (int i = 1; i <= kHostCalls; ++i) {
+      launch_empty_kernel(ctx.stream());
+      if (i % per_sync == 0) ctx.synchronize();
+    }
+  };
+  const Timing t = time_on_host(kHostCalls, run, timing);
+  GS_CUDA(cudaGetLastError());
+  return host_call_time(t);
+}
+
+// An event without timing, as frameworks record to order work across streams.
+compute::HostCallTime event_record_time(GpuContext& ctx, const TimingMethod& timing) {
+  cudaEvent_t event = nullptr;
+  GS_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  const compute::HostCallTime t = per_call(
+      [&] { GS_CUDA(cudaEventRecord(event, ctx.stream())); }, timing, [&] { ctx.synchronize(); });
+  cudaEventDestroy(event);
+  return t;
+}
+
+// The first GPU that ctx's GPU can access as a peer, if any.
+std::optional<int> peer_of(const GpuContext& ctx) {
+  int count = 0;
+  GS_CUDA(cudaGetDeviceCount(&count));
+  for (int d = 0; d < count; ++d) {
+    int can = 0;
+    if (d != ctx.device()) GS_CUDA(cudaDeviceCanAccessPeer(&can, ctx.device(), d));
+    if (can != 0) return d;
+  }
+  return std::nullopt;
+}
+
+compute::CopyIssue copy_issue(GpuContext& ctx, const TimingMethod& timing) {
+  const std::optional<int> peer = peer_of(ctx);
+  DeviceBuffer from(kSmallCopyBytes), to;
+  if (peer) {
+    enable_peer_access(ctx, ctx.device(), *peer);
+    GS_CUDA(cudaSetDevice(*peer));
+    to = DeviceBuffer(kSmallCopyBytes);
+    GS_CUDA(cudaSetDevice(ctx.device()));
+  } else {
+    to = DeviceBuffer(kSmallCopyBytes);
+  }
+  const auto copy = [&] {
+    if (peer) {
+      GS_CUDA(cudaMemcpyPeerAsync(to.get(), *peer, from.get(), ctx.device(), kSmallCopyBytes,
+                                  ctx.stream()));
+    } else {
+      GS_CUDA(cudaMemcpyAsync(to.get(), from.get(), kSmallCopyBytes, cudaMemcpyDeviceToDevice,
+                              ctx.stream()));
+    }
+  };
+  const auto copy_and_sync = [&] {
+    copy();
+    ctx.synchronize();
+  };
+  return {peer.has_value(), per_call(copy, timing, [&] { ctx.synchronize(); }),
+          per_call(copy_and_sync, timing)};
+}
+
+// A blocking cudaMemcpy of one float into pageable memory: what MXNet's metric pays per batch
+// and GPU when asnumpy() copies an output into a NumPy array.
+compute::HostCallTime host_sync_d2h_time(const TimingMethod& timing) {
+  DeviceBuffer value(sizeof(float));
+  float host = 0;
+  return per_call(
+      [&] {
+        GS_CUDA(cudaMemcpy(&host, value.get(), sizeof host, cudaMemcpyDeviceToHost));
+      },
+      timing);
+}
+
 }  // namespace
 
 compute::Microbenchmarks run_microbenchmarks(GpuContext& ctx, const TimingMethod& timing) {
   compute::Microbenchmarks m;
   m.launch_overhead.value = launch_overhead(ctx, timing);
+  m.launch = launch_time(ctx, timing, kLaunchesPerSync);
+  m.launch_sync = launch_time(ctx, timing, 1);
+  m.event_record = event_record_time(ctx, timing);
+  m.peer_copy_issue = copy_issue(ctx, timing);
+  m.host_sync_d2h = host_sync_d2h_time(timing);
   {
     DeviceBuffer a(kCopyBytes), b(kCopyBytes);
     // A device-to-device copy reads and writes every byte.

@@ -1,22 +1,11 @@
 #include "calibration/tool/timing.hpp"
 
-#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "calibration/tool/cuda_status.hpp"
 
 namespace gpuscale::calib {
-namespace {
-
-// Linear interpolation between order statistics of sorted `v` (0 <= q <= 1).
-double quantile(const std::vector<double>& v, double q) {
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto below = static_cast<std::size_t>(pos);
-  const std::size_t above = std::min(below + 1, v.size() - 1);
-  return v[below] + (v[above] - v[below]) * (pos - static_cast<double>(below));
-}
-
-}  // namespace
 
 Timing time_on_stream(GpuContext& ctx, const std::function<void()>& enqueue,
                       const TimingMethod& method) {
@@ -36,8 +25,7 @@ Timing time_on_stream(GpuContext& ctx, const std::function<void()>& enqueue,
     seconds.push_back(ms * 1e-3);
   }
   for (auto& e : events) cudaEventDestroy(e);
-  std::sort(seconds.begin(), seconds.end());
-  return {quantile(seconds, 0.5), quantile(seconds, 0.75) - quantile(seconds, 0.25)};
+  return summarize(std::move(seconds));
 }
 
 }  // namespace gpuscale::calib

@@ -5,19 +5,10 @@
 
 #include <functional>
 
+#include "calibration/src/host_timing.hpp"
 #include "calibration/tool/gpu_context.hpp"
 
 namespace gpuscale::calib {
-
-struct TimingMethod {
-  int warmup = 3;
-  int runs = 20;
-};
-
-struct Timing {
-  double median = 0;  // seconds
-  double spread = 0;  // seconds: 75th minus 25th percentile
-};
 
 // `enqueue` puts the work on ctx.stream() and returns without synchronizing.
 Timing time_on_stream(GpuContext& ctx, const std::function<void()>& enqueue,

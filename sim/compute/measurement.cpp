@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/core/config_reader.hpp"
 #include "sim/core/yaml_scalar.hpp"
 
@@ -40,9 +42,28 @@ PeerLink read_peer(const ConfigNode& node) {
   return link;
 }
 
+HostCallTime read_host_call_time(const ConfigNode& node, const std::string& what) {
+  MapReader r(node, what, {"median", "spread"});
+  return {read_seconds(r.require("median", "3.8 us"), "median of " + what),
+          read_seconds(r.require("spread", "0.1 us"), "spread of " + what)};
+}
+
+CopyIssue read_copy_issue(const ConfigNode& node) {
+  MapReader r(node, "peer_copy_issue", {"copy", "issue", "round_trip"});
+  CopyIssue c;
+  c.peer = read_one_of(r.require("copy", "peer"), "copy of peer_copy_issue",
+                       {"peer", "device_to_device"}) == "peer";
+  c.issue = read_host_call_time(r.require("issue", "{median: 4 us, spread: 0.1 us}"),
+                                "issue of peer_copy_issue");
+  c.round_trip = read_host_call_time(r.require("round_trip", "{median: 12 us, spread: 0.2 us}"),
+                                     "round_trip of peer_copy_issue");
+  return c;
+}
+
 Microbenchmarks read_microbenchmarks(const ConfigNode& node) {
   MapReader r(node, "microbenchmarks",
               {"launch_overhead", "device_copy_bandwidth", "host_to_device", "device_to_host",
+               "launch", "launch_sync", "event_record", "peer_copy_issue", "host_sync_d2h",
                "peers"});
   Microbenchmarks m;
   m.launch_overhead = read_seconds(r.require("launch_overhead", "2.1 us"), "launch_overhead");
@@ -50,6 +71,16 @@ Microbenchmarks read_microbenchmarks(const ConfigNode& node) {
                                            "device_copy_bandwidth");
   m.host_to_device = read_bandwidth(r.require("host_to_device", "55 GB/s"), "host_to_device");
   m.device_to_host = read_bandwidth(r.require("device_to_host", "55 GB/s"), "device_to_host");
+  const auto host_call_time = [&](const std::string& key) -> std::optional<HostCallTime> {
+    const ConfigNode* value = r.find(key);
+    if (value == nullptr) return std::nullopt;
+    return read_host_call_time(*value, key);
+  };
+  m.launch = host_call_time("launch");
+  m.launch_sync = host_call_time("launch_sync");
+  m.event_record = host_call_time("event_record");
+  if (const ConfigNode* c = r.find("peer_copy_issue")) m.peer_copy_issue = read_copy_issue(*c);
+  m.host_sync_d2h = host_call_time("host_sync_d2h");
   if (const ConfigNode* peers = r.find("peers")) {
     if (!peers->is_sequence()) {
       throw ConfigError(peers->origin(), "peers must be a list (e.g. '[]', or '- {from: 0, to: "
@@ -79,7 +110,22 @@ std::string optional_line(std::string_view key, const std::string& value) {
   return value.empty() ? "" : fmt::format("{}: {}\n", key, yaml_scalar(value));
 }
 
+std::string host_call_time_yaml(const HostCallTime& t) {
+  return fmt::format("{{median: {}, spread: {}}}", format_microseconds(t.median),
+                     format_microseconds(t.spread));
+}
+
+std::string host_call_time_line(std::string_view key, const std::optional<HostCallTime>& t) {
+  return t ? fmt::format("  {}: {}\n", key, host_call_time_yaml(*t)) : "";
+}
+
 }  // namespace
+
+std::optional<Seconds> Microbenchmarks::sync_round_trip() const {
+  if (!launch || !launch_sync) return std::nullopt;
+  // Where a sync costs next to nothing, noise can make the difference negative.
+  return Seconds{std::max(0.0, launch_sync->median.value - launch->median.value)};
+}
 
 std::vector<std::string> measurement_header_keys() {
   return {"gpu",  "gpu_details", "driver", "cuda",   "cudnn",          "cublas",
@@ -131,6 +177,16 @@ std::string measurement_header_to_yaml(const MeasurementHeader& h) {
                        format_gigabytes_per_second(m.device_copy_bandwidth),
                        format_gigabytes_per_second(m.host_to_device),
                        format_gigabytes_per_second(m.device_to_host));
+    out += host_call_time_line("launch", m.launch);
+    out += host_call_time_line("launch_sync", m.launch_sync);
+    out += host_call_time_line("event_record", m.event_record);
+    if (const auto& c = m.peer_copy_issue) {
+      out += fmt::format("  peer_copy_issue: {{copy: {}, issue: {},\n"
+                         "                    round_trip: {}}}\n",
+                         c->peer ? "peer" : "device_to_device", host_call_time_yaml(c->issue),
+                         host_call_time_yaml(c->round_trip));
+    }
+    out += host_call_time_line("host_sync_d2h", m.host_sync_d2h);
     out += m.peers.empty() ? "  peers: []\n" : "  peers:\n";
     for (const PeerLink& p : m.peers) {
       out += fmt::format("    - {{from: {}, to: {}, peer_access: {}, bandwidth: {}, latency: {}}}\n",

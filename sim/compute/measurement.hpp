@@ -36,6 +36,21 @@ struct PeerLink {
   Seconds latency;            // a 4-byte cudaMemcpyPeerAsync
 };
 
+// A cost the host pays, on its wall clock: the median of the timed runs, per call, and their
+// interquartile range.
+struct HostCallTime {
+  Seconds median;
+  Seconds spread;
+};
+
+// Issuing a 4 KiB copy between GPUs, as a framework's copy worker does: a cudaMemcpyPeerAsync to
+// a peer GPU, or, where no two GPUs have peer access, a cudaMemcpyAsync device to device on one.
+struct CopyIssue {
+  bool peer = false;
+  HostCallTime issue;       // the call alone
+  HostCallTime round_trip;  // the call, then cudaStreamSynchronize
+};
+
 // Figures that let a profile be carried to another GPU and that the replay's reductions and
 // updates can use (docs/calibration.md#microbenchmarks).
 struct Microbenchmarks {
@@ -44,6 +59,17 @@ struct Microbenchmarks {
   BytesPerSecond host_to_device;        // pinned host memory
   BytesPerSecond device_to_host;        // pinned host memory
   std::vector<PeerLink> peers;          // empty on a one-GPU machine
+  // What the host model's threads pay to issue GPU work and wait for it
+  // (docs/calibration.md#host-side-costs); absent in files written before the tool measured them.
+  std::optional<HostCallTime> launch;       // per empty kernel, one cudaStreamSynchronize per 20
+  std::optional<HostCallTime> launch_sync;  // per empty kernel, each followed by a sync
+  std::optional<HostCallTime> event_record; // one cudaEventRecord
+  std::optional<CopyIssue> peer_copy_issue;
+  std::optional<HostCallTime> host_sync_d2h;  // a blocking 4-byte cudaMemcpy device to host
+
+  // What a sync after every kernel adds per kernel, launch_sync - launch, when both are measured;
+  // derived, not stored, so it cannot disagree with them.
+  std::optional<Seconds> sync_round_trip() const;
 };
 
 struct MeasurementHeader {

@@ -23,7 +23,11 @@ DeepBenchMeasurements sample() {
   m.header.cuda = "13.0";
   m.header.cudnn = "9.13.0";
   m.header.framework = "gpuscale-calibrate 0.1 (cuDNN and cuBLAS calls, no framework)";
-  m.header.microbenchmarks = compute::Microbenchmarks{{2.104e-6}, {4300e9}, {55e9}, {55e9}, {}};
+  compute::Microbenchmarks& micro = m.header.microbenchmarks.emplace();
+  micro.launch_overhead = {2.104e-6};
+  micro.device_copy_bandwidth = {4300e9};
+  micro.host_to_device = {55e9};
+  micro.device_to_host = {55e9};
   m.precision = compute::Precision::tensor;
   m.shapes_file = "results_fp16_mixed.csv";
   MeasuredGemm g;

@@ -1,9 +1,10 @@
 // The measured-profile file, version 2 (docs/calibration.md#measured-profiles): what the
-// calibration tool writes reads back equal, files of the first version still load, and the new
-// mappings are as strict as the rest.
+// calibration tool writes reads back equal, files of the first version and files without the
+// host-side costs still load, and the new mappings are as strict as the rest.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "sim/compute/profile.hpp"
@@ -18,7 +19,8 @@ using ::testing::Not;
 using testing::config_error_of;
 using testing::write_temp_file;
 
-// Every field set, times at whole nanoseconds, strings that need quoting.
+// Every field set but the host-side costs (profile_with_host_costs() adds them), times at whole
+// nanoseconds, strings that need quoting.
 MeasuredProfile full_profile() {
   MeasuredProfile p;
   MeasurementHeader& h = p.header;
@@ -32,12 +34,12 @@ MeasuredProfile full_profile() {
   h.date = "2026-11-22";
   h.method = "3 warm-up runs, then the median of 20: \"CUDA events\" #timed";
   h.source = "device machine of the gpuscale project";
-  h.microbenchmarks = Microbenchmarks{{2.104e-6},
-                                      {4300.5e9},
-                                      {55.123e9},
-                                      {53e9},
-                                      {{0, 1, true, {150.25e9}, {8e-6}},
-                                       {1, 0, false, {12e9}, {10.5e-6}}}};
+  Microbenchmarks& m = h.microbenchmarks.emplace();
+  m.launch_overhead = {2.104e-6};
+  m.device_copy_bandwidth = {4300.5e9};
+  m.host_to_device = {55.123e9};
+  m.device_to_host = {53e9};
+  m.peers = {{0, 1, true, {150.25e9}, {8e-6}}, {1, 0, false, {12e9}, {10.5e-6}}};
   p.precision = Precision::tensor;
   p.workload = "resnet-50";
   p.out_of_memory_batches = {2048, 4096};
@@ -68,6 +70,14 @@ void expect_times_equal(const PassTimes& a, const PassTimes& b, const std::strin
   }
 }
 
+void expect_host_call_times_equal(const std::optional<HostCallTime>& a,
+                                  const std::optional<HostCallTime>& b, const std::string& what) {
+  ASSERT_EQ(a.has_value(), b.has_value()) << what;
+  if (!a) return;
+  EXPECT_NEAR(a->median.value, b->median.value, 1e-13) << what;
+  EXPECT_NEAR(a->spread.value, b->spread.value, 1e-13) << what;
+}
+
 void expect_headers_equal(const MeasurementHeader& a, const MeasurementHeader& b) {
   EXPECT_EQ(a.gpu, b.gpu);
   ASSERT_EQ(a.gpu_details.has_value(), b.gpu_details.has_value());
@@ -94,6 +104,17 @@ void expect_headers_equal(const MeasurementHeader& a, const MeasurementHeader& b
   EXPECT_NEAR(ma.device_copy_bandwidth.value, mb.device_copy_bandwidth.value, 1);
   EXPECT_NEAR(ma.host_to_device.value, mb.host_to_device.value, 1);
   EXPECT_NEAR(ma.device_to_host.value, mb.device_to_host.value, 1);
+  expect_host_call_times_equal(ma.launch, mb.launch, "launch");
+  expect_host_call_times_equal(ma.launch_sync, mb.launch_sync, "launch_sync");
+  expect_host_call_times_equal(ma.event_record, mb.event_record, "event_record");
+  ASSERT_EQ(ma.peer_copy_issue.has_value(), mb.peer_copy_issue.has_value());
+  if (ma.peer_copy_issue) {
+    EXPECT_EQ(ma.peer_copy_issue->peer, mb.peer_copy_issue->peer);
+    expect_host_call_times_equal(ma.peer_copy_issue->issue, mb.peer_copy_issue->issue, "issue");
+    expect_host_call_times_equal(ma.peer_copy_issue->round_trip, mb.peer_copy_issue->round_trip,
+                                 "round_trip");
+  }
+  expect_host_call_times_equal(ma.host_sync_d2h, mb.host_sync_d2h, "host_sync_d2h");
   ASSERT_EQ(ma.peers.size(), mb.peers.size());
   for (size_t i = 0; i < ma.peers.size(); ++i) {
     EXPECT_EQ(ma.peers[i].from, mb.peers[i].from);
@@ -248,6 +269,78 @@ TEST(ProfileFormat, BadValuesInTheNewPartsAreReportedAtTheirLine) {
   EXPECT_THAT(error_for(text, "v6.yaml", "         algorithm: {forward: IMPLICIT_PRECOMP_GEMM, ",
                         "         algorithm: {"),
               MatchesRegex(".*v6.yaml:26: algorithm of layer conv1 at batch 16 lacks 'forward'.*"));
+}
+
+// full_profile() with the host-side costs the tool measures since the host model needs them.
+MeasuredProfile profile_with_host_costs() {
+  MeasuredProfile p = full_profile();
+  Microbenchmarks& m = *p.header.microbenchmarks;
+  m.launch = HostCallTime{{3.812e-6}, {0.041e-6}};
+  m.launch_sync = HostCallTime{{9.6e-6}, {0.25e-6}};
+  m.event_record = HostCallTime{{1.234e-6}, {0.005e-6}};
+  m.peer_copy_issue = CopyIssue{true, {{4.5e-6}, {0.1e-6}}, {{12.125e-6}, {0.3e-6}}};
+  m.host_sync_d2h = HostCallTime{{15.001e-6}, {0.5e-6}};
+  return p;
+}
+
+TEST(ProfileFormat, HostSideCostsReadBackEqual) {
+  MeasuredProfile written = profile_with_host_costs();
+  const std::string text = profile_to_yaml(written);
+  const MeasuredProfile read = load_profile(write_temp_file("host-costs.yaml", text));
+  expect_profiles_equal(written, read);
+  EXPECT_EQ(profile_to_yaml(read), text);
+  EXPECT_THAT(text, HasSubstr("  device_to_host: 53 GB/s\n"
+                              "  launch: {median: 3.812 us, spread: 0.041 us}\n"
+                              "  launch_sync: {median: 9.6 us, spread: 0.25 us}\n"
+                              "  event_record: {median: 1.234 us, spread: 0.005 us}\n"
+                              "  peer_copy_issue: {copy: peer, issue: {median: 4.5 us, spread: "
+                              "0.1 us},\n"
+                              "                    round_trip: {median: 12.125 us, spread: 0.3 "
+                              "us}}\n"
+                              "  host_sync_d2h: {median: 15.001 us, spread: 0.5 us}\n"
+                              "  peers:\n"));
+  // Derived from the two launches, not stored.
+  ASSERT_TRUE(read.header.microbenchmarks->sync_round_trip().has_value());
+  EXPECT_NEAR(read.header.microbenchmarks->sync_round_trip()->value, 5.788e-6, 1e-13);
+
+  // On one GPU the copy is device to device, and says so; each cost may be left out alone.
+  Microbenchmarks& m = *written.header.microbenchmarks;
+  m.peer_copy_issue->peer = false;
+  m.launch_sync.reset();
+  const std::string one_gpu = profile_to_yaml(written);
+  EXPECT_THAT(one_gpu, HasSubstr("peer_copy_issue: {copy: device_to_device, "));
+  EXPECT_THAT(one_gpu, Not(HasSubstr("launch_sync")));
+  const MeasuredProfile read_one = load_profile(write_temp_file("host-costs-1.yaml", one_gpu));
+  expect_profiles_equal(written, read_one);
+  EXPECT_FALSE(read_one.header.microbenchmarks->sync_round_trip().has_value());
+}
+
+TEST(ProfileFormat, MicrobenchmarksWithoutHostSideCostsStillLoad) {
+  const MeasuredProfile p =
+      load_profile(write_temp_file("no-host-costs.yaml", profile_to_yaml(full_profile())));
+  const Microbenchmarks& m = *p.header.microbenchmarks;
+  EXPECT_NEAR(m.launch_overhead.value, 2.104e-6, 1e-13);
+  EXPECT_FALSE(m.launch || m.launch_sync || m.event_record || m.peer_copy_issue ||
+               m.host_sync_d2h);
+  EXPECT_FALSE(m.sync_round_trip().has_value());
+}
+
+TEST(ProfileFormat, BadHostSideCostsAreReportedAtTheirLine) {
+  // Lines of profile_with_host_costs()'s file: 16 launch, 18 event_record, 19 and 20
+  // peer_copy_issue, 21 host_sync_d2h.
+  const std::string text = profile_to_yaml(profile_with_host_costs());
+  EXPECT_THAT(error_for(text, "h1.yaml", "launch: {median: 3.812 us", "launch: {median: 3.812"),
+              MatchesRegex(".*h1.yaml:16: median of launch: time '3.812' has no unit.*"));
+  EXPECT_THAT(error_for(text, "h2.yaml", "event_record: {median: 1.234 us, ",
+                        "event_record: {"),
+              MatchesRegex(".*h2.yaml:18: event_record lacks 'median'.*"));
+  EXPECT_THAT(error_for(text, "h3.yaml", "{copy: peer,", "{copy: nvlink,"),
+              MatchesRegex(".*h3.yaml:19: .*copy of peer_copy_issue.*'nvlink'.*"));
+  EXPECT_THAT(error_for(text, "h4.yaml", "round_trip: {median", "roundtrip: {median"),
+              MatchesRegex(".*h4.yaml:20: unknown key 'roundtrip' in peer_copy_issue \\(did you "
+                           "mean 'round_trip'\\?\\).*"));
+  EXPECT_THAT(error_for(text, "h5.yaml", "host_sync_d2h:", "host_sync_dh2:"),
+              MatchesRegex(".*h5.yaml:21: unknown key 'host_sync_dh2' in microbenchmarks.*"));
 }
 
 }  // namespace
