@@ -222,6 +222,8 @@ std::string compiler() {
 #endif
 }
 
+std::string with_mhz(const std::string& mhz) { return mhz == "unknown" ? mhz : mhz + " MHz"; }
+
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -258,7 +260,8 @@ void print_table(const std::vector<PipelineResult>& results) {
       continue;
     fmt::print("  {:<24}", kStageNames[st]);
     for (const auto& r : results)
-      fmt::print("{:>12}", std::count(r.stages.begin(), r.stages.end(), st) ? fmt::format("{:.1f}", r.stage_us[st]) : "-");
+      fmt::print("{:>12}",
+                 std::count(r.stages.begin(), r.stages.end(), st) ? fmt::format("{:.1f}", r.stage_us[st]) : "-");
     fmt::print("\n");
   }
   fmt::print("  {:<24}", "total");
@@ -285,9 +288,8 @@ void write_yaml(const std::string& path, const Host& h, const SetSummary& set, c
       "cpu_details: {{vendor: {}, family: {}, model: {}, stepping: {}, logical_cpus: {},\n"
       "              base_clock: {}, max_clock: {}, cpuinfo_clock: {},\n"
       "              measured_clock: {:.3f} GHz}}\n",
-      h.vendor, h.family, h.model, h.stepping, h.logical_cpus,
-      h.base_mhz == "unknown" ? h.base_mhz : h.base_mhz + " MHz", h.max_mhz == "unknown" ? h.max_mhz : h.max_mhz + " MHz",
-      h.cpuinfo_mhz == "unknown" ? h.cpuinfo_mhz : h.cpuinfo_mhz + " MHz", h.measured_ghz);
+      h.vendor, h.family, h.model, h.stepping, h.logical_cpus, with_mhz(h.base_mhz), with_mhz(h.max_mhz),
+      with_mhz(h.cpuinfo_mhz), h.measured_ghz);
   y << "software: {jpeg: " << quoted(jpeg_library()) << ", compiler: " << quoted(compiler())
     << ", build: " << quoted(GPUSCALE_BUILD_TYPE) << "}\n";
   y << "date: " << quoted(fmt::format("{:%Y-%m-%d}", fmt::gmtime(std::time(nullptr)))) << "\n";
@@ -324,29 +326,50 @@ int main(int argc, char** argv) {
   Settings s;
   std::vector<int> threads{1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
   std::vector<std::string> augs{"crop-flip"};
-  app.add_option("--images", images_dir, "Bench the JPEG files of DIR instead of synthetic ones")->check(CLI::ExistingDirectory);
-  app.add_option("--count", synthetic.count, "Images in the set (at most, with --images)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--images", images_dir, "Bench the JPEG files of DIR instead of synthetic ones")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--count", synthetic.count, "Images in the set (at most, with --images)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--seed", s.seed, "Seed of the synthetic set and of the random augmentation")->capture_default_str();
-  app.add_option("--quality", synthetic.quality, "JPEG quality of the synthetic set")->capture_default_str()->check(CLI::Range(1, 100));
-  app.add_option("--subsampling", subsampling, "Chroma subsampling of the synthetic set")->capture_default_str()->check(CLI::IsMember({"420", "444"}));
-  app.add_option("--short-side", synthetic.short_side, "Synthetic images rescaled to this shorter side, as im2rec.py --resize (0: ImageNet's sizes)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--resize", s.resize, "Shorter side after the resize stage, px (0: no resize)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--aug", augs, "Pipelines: crop-flip, mxnet3")->delimiter(',')->capture_default_str()->check(CLI::IsMember({"crop-flip", "mxnet3"}));
-  app.add_option("--threads", threads, "Thread counts of the scaling runs")->delimiter(',')->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--reps", s.reps, "Timed passes over the set (the median is reported)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--quality", synthetic.quality, "JPEG quality of the synthetic set")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  app.add_option("--subsampling", subsampling, "Chroma subsampling of the synthetic set")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"420", "444"}));
+  app.add_option("--short-side", synthetic.short_side,
+                 "Synthetic images resized to this shorter side, as im2rec.py --resize (0: ImageNet's sizes)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--resize", s.resize, "Shorter side after the resize stage, px (0: no resize)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--aug", augs, "Pipelines: crop-flip, mxnet3")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"crop-flip", "mxnet3"}));
+  app.add_option("--threads", threads, "Thread counts of the scaling runs")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--reps", s.reps, "Timed passes over the set (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--yaml", yaml, "Also write the results to FILE");
   CLI11_PARSE(app, argc, argv);
   synthetic.subsample = subsampling == "420";
 
   try {
-    const std::vector<Jpeg> set = images_dir.empty() ? synthetic_jpegs(synthetic) : load_jpegs(images_dir, synthetic.count);
+    const std::vector<Jpeg> set =
+        images_dir.empty() ? synthetic_jpegs(synthetic) : load_jpegs(images_dir, synthetic.count);
     const Host host = describe_host();
-    const std::string source =
-        images_dir.empty()
-            ? fmt::format("synthetic (seed {}, quality {}, {}, {})", synthetic.seed, synthetic.quality,
-                          synthetic.subsample ? "4:2:0" : "4:4:4",
-                          synthetic.short_side ? fmt::format("shorter side {} px", synthetic.short_side) : "ImageNet sizes [?]")
-            : images_dir;
+    const std::string sizes =
+        synthetic.short_side ? fmt::format("shorter side {} px", synthetic.short_side) : "ImageNet sizes [?]";
+    const std::string source = images_dir.empty()
+                                   ? fmt::format("synthetic (seed {}, quality {}, {}, {})", synthetic.seed,
+                                                 synthetic.quality, synthetic.subsample ? "4:2:0" : "4:4:4", sizes)
+                                   : images_dir;
     const SetSummary summary = summarise(set, source);
     fmt::print("{} JPEGs: {}\n  mean {:.0f}x{:.0f} px, {:.3f} MP, {:.1f} KB per file (ImageNet train: ~110 KB)\n",
                set.size(), source, summary.mean_width, summary.mean_height, summary.mean_megapixels, summary.mean_kb);

@@ -86,8 +86,9 @@ void resize_shorter_side(const Image& in, int short_side, Image& out) {
     const int* __restrict u = upper.data();
     const int* __restrict l = lower.data();
     std::uint8_t* __restrict dst = out.row(y);
+    constexpr int kHalf = 1 << (2 * kWeightBits - 1);
     for (std::size_t i = 0; i < row_size; ++i)
-      dst[i] = static_cast<std::uint8_t>((u[i] * (kWeightOne - w) + l[i] * w + (1 << (2 * kWeightBits - 1))) >> (2 * kWeightBits));
+      dst[i] = static_cast<std::uint8_t>((u[i] * (kWeightOne - w) + l[i] * w + kHalf) >> (2 * kWeightBits));
   }
 }
 

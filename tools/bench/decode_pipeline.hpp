@@ -41,9 +41,9 @@ struct SyntheticSet {
   std::uint64_t seed = 2012;
   // As ImageNet's own files mostly are (decode_jpeg.cpp); MXNet's im2rec.py re-encodes with
   // OpenCV: --quality (90 in MXNet's ImageNet recipe) and 4:2:0.
-  int quality = 96;         // libjpeg quality, 1-100
-  bool subsample = false;   // chroma 4:2:0 (libjpeg's and OpenCV's default), else 4:4:4
-  int short_side = 0;      // 0: ImageNet's stored sizes; N: rescaled so the shorter side is N
+  int quality = 96;        // libjpeg quality, 1-100
+  bool subsample = false;  // chroma 4:2:0 (libjpeg's and OpenCV's default), else 4:4:4
+  int short_side = 0;      // 0: ImageNet's stored sizes; N: resized so the shorter side is N
                            // pixels, as MXNet's im2rec.py --resize N packs a .rec file
 };
 
