@@ -9,6 +9,7 @@ packages=(
   libboost-graph-dev      # topologies and routes
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libjpeg62-turbo-dev     # libjpeg-turbo for tools/bench/bench_decode (skipped without it)
 )
 
 missing=()
