@@ -49,7 +49,6 @@ class Replay {
       python_per_key_s_ = host.python_per_key.value.value;
       metric_sync_s_ = host.metric_sync.value.value;
     }
-    decode_threads_ = s.framework->input.decode_threads;
     if (s.record_timeline) dag_.record_legs();
     const double element = wl::bytes_per_element(s.workload->precision);
     for (const wl::ParamTensor& t : s.costs->tensors) tensor_bytes_.push_back(t.elements * element);
@@ -219,7 +218,7 @@ class Replay {
           const double images = static_cast<double>(s_.batch) * gpus_per_process;
           std::vector<NodeId> slot;
           if (k >= f.input.prefetch_batches) slot.push_back(fetched[pi][static_cast<size_t>(k - f.input.prefetch_batches)]);
-          const NodeId decoded = step(decode[pi], images * s_.input.decode_s_per_image / decode_threads_, slot);
+          const NodeId decoded = step(decode[pi], images * s_.input.decode_s_per_image / f.input.decode_threads, slot);
           fetched[pi].push_back(step(python[pi], 0, {decoded}));
         }
         for (int r = 0; r < compute_ranks_; ++r) {
@@ -333,7 +332,7 @@ class Replay {
         // update once there, the weights copied back to every GPU.
         const int root = reducer_[t];
         std::vector<NodeId> gathered{on(root)};
-        for (int g = 0; g < ranks_ && ranks_ > 1; ++g) {
+        for (int g = 0; g < ranks_; ++g) {
           if (g == root) continue;
           gathered.push_back(engine_op(copy_pools_[static_cast<size_t>(g)], {on(g)}, 1, 1,
                                        [&](NodeId start) { return copy(g, root, bytes, start); }));
@@ -357,22 +356,17 @@ class Replay {
       case wl::ExchangeLayout::KvstoreNccl: {
         // KVStoreNCCL: one CPU-priority op per collective under the allocator mutex, launching a
         // group of G NCCL calls, then CommSync on every GPU in turn; the update on GPU0.
-        std::vector<NodeId> all(ready.begin(), ready.end());
-        const int g = ranks_;
-        NodeId reduced = join(all);
-        if (ranks_ > 1) {
-          reduced = engine_op(*nccl_ops_, all, g, g, [&](NodeId start) {
-            return append_schedule(schedule_for(bytes, 0, coll::Collective::Reduce), start);
-          });
-        } else {
-          reduced = engine_op(*nccl_ops_, all, 0, 0, [&](NodeId start) { return start; });
-        }
+        // One GPU: no NCCL call and no CommSync, only the empty CPU-priority op.
+        const int calls = ranks_ > 1 ? ranks_ : 0;
+        const NodeId reduced = engine_op(*nccl_ops_, ready, calls, calls, [&](NodeId start) {
+          return calls > 0 ? append_schedule(schedule_for(bytes, 0, coll::Collective::Reduce), start) : start;
+        });
         const NodeId updated = update_op(0, t, {reduced});
         if (ranks_ == 1) {
           deliver(0, local_copy_op(0, t, {updated}));
           break;
         }
-        const NodeId broadcast = engine_op(*nccl_ops_, {updated}, g, g, [&](NodeId start) {
+        const NodeId broadcast = engine_op(*nccl_ops_, {updated}, calls, calls, [&](NodeId start) {
           return append_schedule(schedule_for(bytes, 0, coll::Collective::Broadcast), start);
         });
         for (int r = 0; r < compute_ranks_; ++r) deliver(r, broadcast);
@@ -477,7 +471,6 @@ class Replay {
   // Host costs in force (0 for a mechanism switched off).
   double engine_op_s_ = 0, launch_s_ = 0, sync_s_ = 0;
   double python_per_gpu_s_ = 0, python_per_key_s_ = 0, metric_sync_s_ = 0;
-  int decode_threads_ = 1;
   // Engine worker pools per GPU and MXNet's NCCL mutex; a deque, since pools never move.
   std::deque<HostThreadPool> compute_pools_, copy_pools_;
   std::optional<HostThreadPool> nccl_ops_;
