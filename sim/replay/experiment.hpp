@@ -17,6 +17,7 @@
 
 #include "sim/core/config_tree.hpp"
 #include "sim/replay/timeline.hpp"
+#include "workloads/src/framework.hpp"
 #include "workloads/src/memory_model.hpp"
 
 namespace gpuscale::sim {
@@ -26,6 +27,8 @@ enum class Scaling { Strong, Weak };
 struct Experiment {
   std::string topology = "dgx1-v100";
   std::string framework = "mxnet";              // workloads/frameworks/NAME.yaml
+  // A framework held in memory (`gpuscale fit` trying host costs); replaces `framework`'s file.
+  std::shared_ptr<const wl::FrameworkConfig> framework_config;
   std::vector<std::string> without;             // host mechanisms switched off (mechanism_names)
   std::vector<std::string> topology_overrides;  // --set on the machine ("link_kinds.nvlink...")
   // A machine written inline (a study's derived machine, `base:` resolved); `topology` names it.

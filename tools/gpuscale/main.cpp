@@ -8,6 +8,7 @@
 
 #include "sim/core/error.hpp"
 #include "tools/gpuscale/collective_command.hpp"
+#include "tools/gpuscale/fit_command.hpp"
 #include "tools/gpuscale/run_command.hpp"
 #include "tools/gpuscale/sweep_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_run_command(app);
   gpuscale::cli::add_collective_command(app);
   gpuscale::cli::add_validate_command(app);
+  gpuscale::cli::add_fit_command(app);
   gpuscale::cli::add_sweep_command(app);
   try {
     app.parse(argc, argv);

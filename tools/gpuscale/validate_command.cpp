@@ -10,6 +10,7 @@
 #include "validation/src/predictions.hpp"
 #include "validation/src/report.hpp"
 #include "validation/src/svg_plots.hpp"
+#include "workloads/src/framework.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -31,11 +32,14 @@ void validate(const ValidateOptions& o) {
   std::vector<std::string> methods;
   for (const auto& m : suite.methods) methods.push_back(m.study);
   const validation::Metrics metrics(suite.setup, methods, std::move(predictions));
-  const validation::Comparison comparison = validation::compare(suite, metrics);
+  // Points in the framework's calibration set are reported apart from the validation points.
+  const wl::FrameworkConfig framework = wl::load_framework(suite.setup.framework);
+  const validation::Comparison comparison =
+      validation::compare(suite, metrics, framework.calibration);
   // Rendered whole before printing: an error never leaves half an output behind.
-  const std::string out = o.format == "json"
-                              ? validation::comparison_json(suite, comparison).dump(2) + "\n"
-                              : validation::comparison_table(suite, comparison);
+  const std::string out =
+      o.format == "json" ? validation::comparison_json(suite, comparison, framework).dump(2) + "\n"
+                         : validation::comparison_table(suite, comparison, framework);
   if (!o.plot_dir.empty()) {
     const auto files = validation::write_plots(suite, metrics, comparison, o.plot_dir);
     std::cerr << fmt::format("wrote {} figures to {}\n", files.size(), o.plot_dir);

@@ -8,11 +8,11 @@ double error_pct(double measured, double predicted) {
   return 100 * (predicted - measured) / measured;
 }
 
-std::optional<double> mape_pct(const std::vector<PointResult>& points) {
+std::optional<double> mape_pct(const std::vector<PointResult>& points, bool calibration) {
   double sum = 0;
   int counted = 0;
   for (const PointResult& p : points) {
-    if (p.point.suspect) continue;
+    if (p.point.suspect || p.calibration != calibration) continue;
     sum += std::abs(p.error_pct);
     ++counted;
   }
@@ -20,17 +20,27 @@ std::optional<double> mape_pct(const std::vector<PointResult>& points) {
   return sum / counted;
 }
 
-Comparison compare(const Suite& suite, const Metrics& metrics) {
+Comparison compare(const Suite& suite, const Metrics& metrics,
+                   const wl::Calibration& calibration) {
   Comparison c;
   for (const Table& table : suite.tables) {
     std::vector<PointResult> points;
     for (const Point& p : table.points) {
       const double predicted = metrics.predicted(table, p);
-      points.push_back({table.id, p, predicted, error_pct(p.measured, predicted)});
+      points.push_back({table.id, p, predicted, error_pct(p.measured, predicted),
+                        calibration.has_point(suite.name, p.id)});
     }
-    TableSummary summary{table.id, table.title, mape_pct(points)};
-    for (const PointResult& p : points)
-      ++(p.point.suspect ? summary.suspect_points : summary.points_in_mape);
+    TableSummary summary;
+    summary.id = table.id;
+    summary.title = table.title;
+    summary.mape_pct = mape_pct(points);
+    summary.calibration_mape_pct = mape_pct(points, true);
+    for (const PointResult& p : points) {
+      if (p.point.suspect)
+        ++summary.suspect_points;
+      else
+        ++(p.calibration ? summary.calibration_points : summary.points_in_mape);
+    }
     for (const Bound& b : table.bounds) {
       const double predicted = metrics.predicted(table, b);
       c.bounds.push_back({table.id, b, predicted, predicted < b.below});
@@ -41,7 +51,11 @@ Comparison compare(const Suite& suite, const Metrics& metrics) {
     c.points.insert(c.points.end(), points.begin(), points.end());
   }
   c.overall_mape_pct = mape_pct(c.points);
-  for (const TableSummary& t : c.tables) c.overall_points += t.points_in_mape;
+  c.calibration_mape_pct = mape_pct(c.points, true);
+  for (const TableSummary& t : c.tables) {
+    c.overall_points += t.points_in_mape;
+    c.calibration_points += t.calibration_points;
+  }
   for (const Claim& claim : suite.claims) c.claims.push_back(evaluate_claim(claim, metrics));
   return c;
 }

@@ -46,6 +46,10 @@ double Metrics::overhead_pct(const RunKey& key, const std::string& relative_to,
   return 100 * (epoch_s(key, scaling) - base) / base;
 }
 
+double Metrics::images_per_s(const RunKey& key) const {
+  return key.gpus * key.batch / run(key).iteration_s;
+}
+
 double Metrics::fpbp_epoch_s(const RunKey& key) const {
   return run(key).fpbp_s * iterations(key, sim::Scaling::Strong);
 }
@@ -84,6 +88,8 @@ double Metrics::predicted(const Table& table, const StudyRun& run) const {
       return speedup(key, scaling);
     case Metric::OverheadPct:
       return overhead_pct(key, table.relative_to, scaling);
+    case Metric::ImagesPerS:
+      return images_per_s(key);
     case Metric::MemoryPretrainGb:
       return memory_gb(MemoryColumn::Pretrain, key);
     case Metric::MemoryGpu0Gb:

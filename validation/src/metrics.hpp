@@ -8,6 +8,7 @@
 //   speedup(G)        = epoch(1) / epoch(G), the same method and batch (strong scaling);
 //                       weak: G x epoch(1) / epoch(G), the throughput ratio
 //   overhead_pct      = 100 x (epoch(method) - epoch(relative_to)) / epoch(relative_to)
+//   images_per_s      = G x B / iteration_s, the training throughput of all GPUs together
 //   FP+BP, WU per epoch = the per-iteration fpbp_s, wu_s x iterations (strong scaling)
 // Weak scaling needs no simulation of its own: the per-GPU batch, hence the iteration, is the
 // same as in strong scaling; only the images per epoch, hence the iterations, change.
@@ -66,6 +67,7 @@ class Metrics {
   double speedup(const RunKey& run, sim::Scaling scaling = sim::Scaling::Strong) const;
   double overhead_pct(const RunKey& run, const std::string& relative_to,
                       sim::Scaling scaling = sim::Scaling::Strong) const;
+  double images_per_s(const RunKey& run) const;
   double fpbp_epoch_s(const RunKey& run) const;
   double wu_epoch_s(const RunKey& run) const;
   double memory_gb(MemoryColumn column, const RunKey& run) const;

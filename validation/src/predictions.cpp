@@ -88,7 +88,8 @@ std::vector<std::string> distinct_targets(const std::vector<NameMapping>& mappin
 }  // namespace
 
 Predictions predict(const Suite& suite, const Progress& progress,
-                    const std::vector<std::string>& without) {
+                    const std::vector<std::string>& without,
+                    std::shared_ptr<const wl::FrameworkConfig> framework_config) {
   const Setup& setup = suite.setup;
   check_machine(setup);
   std::map<std::string, Model> models;  // by the study's network name
@@ -98,13 +99,19 @@ Predictions predict(const Suite& suite, const Progress& progress,
     wl::WorkloadCosts costs = wl::compute_costs(w);
     models.emplace(network.study, Model{std::move(w), std::move(costs)});
   }
-  const wl::FrameworkConfig framework = wl::load_framework(setup.framework);
+  const wl::FrameworkConfig framework =
+      framework_config ? *framework_config : wl::load_framework(setup.framework);
 
   // One strong-scaling experiment covers the weak runs too (metrics.hpp).
   sim::Experiment experiment;
   experiment.topology = setup.topology;
   experiment.framework = setup.framework;
+  experiment.framework_config = std::move(framework_config);
   experiment.without = without;
+  if (setup.synthetic_data &&
+      std::find(without.begin(), without.end(), "input") == without.end()) {
+    experiment.without.push_back("input");
+  }
   experiment.workloads = distinct_targets(suite.networks);
   experiment.comms = distinct_targets(suite.methods);
   experiment.batches = setup.batches;

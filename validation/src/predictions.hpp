@@ -4,10 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include "sim/replay/experiment.hpp"
 #include "validation/src/metrics.hpp"
 #include "validation/src/suite.hpp"
+#include "workloads/src/framework.hpp"
 
 namespace gpuscale::validation {
 
@@ -17,8 +19,11 @@ using Progress = std::function<void(int done, int total, const sim::ResultRow& r
 // Throws ConfigError when the setup does not describe what gpuscale would simulate: a network
 // whose workload trains on another dataset or in another precision than the setup's, a machine
 // whose GPUs have other memory than setup.gpu_memory.
-// `without`: host mechanisms left out (sim::mechanism_names), to show what each costs.
+// `without`: host mechanisms left out (sim::mechanism_names), to show what each costs; the
+// input pipeline is left out anyway where the study fed synthetic data. `framework`: the setup's
+// framework as held in memory (`gpuscale fit` trying host costs); null: read from its file.
 Predictions predict(const Suite& suite, const Progress& progress = nullptr,
-                    const std::vector<std::string>& without = {});
+                    const std::vector<std::string>& without = {},
+                    std::shared_ptr<const wl::FrameworkConfig> framework = nullptr);
 
 }  // namespace gpuscale::validation

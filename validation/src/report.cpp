@@ -18,18 +18,36 @@ std::string names_of(const std::vector<NameMapping>& mappings) {
   return fmt::format("{}", fmt::join(pairs, ", "));
 }
 
-std::string header(const Suite& suite) {
+// The framework's fitted host costs, each beside its sourced range, and what they were fitted on.
+std::string fitted_lines(const wl::FrameworkConfig& f) {
+  std::string out;
+  for (const wl::HostCost* c : f.host.all()) {
+    if (!c->fitted) continue;
+    out += fmt::format("  {} = {} (fitted; sourced range [{}, {}])\n", c->name,
+                       format_seconds(c->value), format_seconds(c->low), format_seconds(c->high));
+  }
+  if (out.empty()) return "";
+  const wl::Calibration& cal = f.calibration;
+  return fmt::format("framework {}: {} on {} ({} points of suite {}; {})\n", f.name,
+                     cal.fitted_on.empty() ? "not yet fitted, starting values"
+                                           : "fitted " + cal.fitted_on,
+                     cal.set, cal.points.size(), cal.suite,
+                     "calibration points are shown, never in a MAPE") +
+         out;
+}
+
+std::string header(const Suite& suite, const wl::FrameworkConfig& framework) {
   const Setup& s = suite.setup;
-  return fmt::format(
+  return fitted_lines(framework) + fmt::format(
       "Validation suite {}: {}\n"
       "machine {}; methods {}\n"
       "networks {}\n"
-      "per-GPU batches {}; GPUs {}; strong scaling {} images per epoch, weak {} per GPU\n"
-      "error % = 100 x (predicted - measured) / measured; MAPE = mean |error %|; suspect points "
-      "are "
-      "shown, not counted\n",
+      "per-GPU batches {}; GPUs {}; strong scaling {} images per epoch, weak {} per GPU{}\n"
+      "error % = 100 x (predicted - measured) / measured; MAPE = mean |error %| over validation "
+      "points; suspect and calibration points are shown, not counted\n",
       suite.name, suite.title, s.topology, names_of(suite.methods), names_of(suite.networks),
-      fmt::join(s.batches, "/"), fmt::join(s.gpus, "/"), s.strong_images, s.weak_images_per_gpu);
+      fmt::join(s.batches, "/"), fmt::join(s.gpus, "/"), s.strong_images, s.weak_images_per_gpu,
+      s.synthetic_data ? "; synthetic data (no input pipeline)" : "");
 }
 
 // A run's columns, then three of values.
@@ -46,9 +64,11 @@ std::string table_section(const TableSummary& t, const Comparison& c, Metric met
   std::string points, bounds;
   for (const PointResult& p : c.points) {
     if (p.table != t.id) continue;
+    const char* note = p.point.suspect  ? "  suspect: not counted"
+                       : p.calibration ? "  calibration: fitted on, not counted"
+                                       : "";
     points += run_columns(p.point) + fmt::format(" {:>9.2f} {:>9.2f} {:>+8.1f}{}\n",
-                                                 p.point.measured, p.predicted, p.error_pct,
-                                                 p.point.suspect ? "  suspect: not counted" : "");
+                                                 p.point.measured, p.predicted, p.error_pct, note);
   }
   for (const BoundResult& b : c.bounds) {
     if (b.table != t.id) continue;
@@ -60,7 +80,11 @@ std::string table_section(const TableSummary& t, const Comparison& c, Metric met
   if (!points.empty()) out += columns_header("measured", "predicted", "error %") + points;
   if (!bounds.empty()) out += columns_header("bound", "predicted", "holds") + bounds;
   if (t.mape_pct) {
-    out += fmt::format("  MAPE {:.1f}% over {} points\n", *t.mape_pct, t.points_in_mape);
+    out += fmt::format("  MAPE {:.1f}% over {} validation points\n", *t.mape_pct, t.points_in_mape);
+  }
+  if (t.calibration_mape_pct) {
+    out += fmt::format("  calibration points: MAPE {:.1f}% over {} (reported apart)\n",
+                       *t.calibration_mape_pct, t.calibration_points);
   }
   if (t.bounds > 0) {
     out += fmt::format("  bounds: {} of {} hold (pass/fail, not in the MAPE)\n", t.bounds_holding,
@@ -78,13 +102,20 @@ std::string mape_summary(const Comparison& c) {
       notes += fmt::format("  {} suspect point{} not counted", t.suspect_points,
                            t.suspect_points == 1 ? "" : "s");
     if (t.bounds > 0) notes += fmt::format("  bounds: {} of {} hold", t.bounds_holding, t.bounds);
+    if (t.calibration_mape_pct)
+      notes += fmt::format("  calibration: {:.1f}% over {}", *t.calibration_mape_pct,
+                           t.calibration_points);
     out +=
         fmt::format("  {:<22} {:>7} {:>7}{}\n", t.id,
                     t.mape_pct ? fmt::format("{:.1f}", *t.mape_pct) : "-", t.points_in_mape, notes);
   }
-  out += fmt::format("  {:<22} {:>7} {:>7}\n", "overall",
+  out += fmt::format("  {:<22} {:>7} {:>7}  (validation points only)\n", "overall",
                      c.overall_mape_pct ? fmt::format("{:.1f}", *c.overall_mape_pct) : "-",
                      c.overall_points);
+  if (c.calibration_mape_pct) {
+    out += fmt::format("  {:<22} {:>7.1f} {:>7}  (fitted on: not a measure of accuracy)\n",
+                       "calibration points", *c.calibration_mape_pct, c.calibration_points);
+  }
   return out;
 }
 
@@ -167,8 +198,9 @@ ordered_json optional_bool(const std::optional<bool>& value) {
 
 }  // namespace
 
-std::string comparison_table(const Suite& suite, const Comparison& c) {
-  std::string out = header(suite);
+std::string comparison_table(const Suite& suite, const Comparison& c,
+                             const wl::FrameworkConfig& framework) {
+  std::string out = header(suite, framework);
   for (size_t i = 0; i < c.tables.size(); ++i)
     out += table_section(c.tables[i], c, suite.tables[i].metric);
   out += mape_summary(c);
@@ -176,7 +208,8 @@ std::string comparison_table(const Suite& suite, const Comparison& c) {
   return out;
 }
 
-ordered_json comparison_json(const Suite& suite, const Comparison& c) {
+ordered_json comparison_json(const Suite& suite, const Comparison& c,
+                             const wl::FrameworkConfig& framework) {
   ordered_json points = ordered_json::array();
   for (const PointResult& p : c.points) {
     ordered_json point = run_json(p.table, p.point);
@@ -184,6 +217,7 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c) {
     point["predicted"] = p.predicted;
     point["error_pct"] = p.error_pct;
     point["suspect"] = p.point.suspect;
+    point["role"] = p.calibration ? "calibration" : "validation";
     points.push_back(point);
   }
   ordered_json bounds = ordered_json::array();
@@ -207,11 +241,29 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c) {
   ordered_json mape = ordered_json::object();
   for (const TableSummary& t : c.tables) mape[t.id] = optional_number(t.mape_pct);
   mape["overall"] = optional_number(c.overall_mape_pct);
+  ordered_json calibration_mape = ordered_json::object();
+  for (const TableSummary& t : c.tables) {
+    if (t.calibration_mape_pct) calibration_mape[t.id] = *t.calibration_mape_pct;
+  }
+  calibration_mape["overall"] = optional_number(c.calibration_mape_pct);
+  ordered_json fitted = ordered_json::array();
+  for (const wl::HostCost* h : framework.host.all()) {
+    if (!h->fitted) continue;
+    fitted.push_back({{"name", h->name},
+                      {"value_s", h->value.value},
+                      {"range_s", {h->low.value, h->high.value}}});
+  }
   return {{"suite", suite.name},
+          {"framework", {{"name", framework.name},
+                         {"fitted", fitted},
+                         {"fitted_on", framework.calibration.fitted_on},
+                         {"calibration_suite", framework.calibration.suite},
+                         {"calibration_points", framework.calibration.points}}},
           {"points", points},
           {"bounds", bounds},
           {"claims", claims},
-          {"mape_pct", mape}};
+          {"mape_pct", mape},
+          {"calibration_mape_pct", calibration_mape}};
 }
 
 }  // namespace gpuscale::validation

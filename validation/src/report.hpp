@@ -2,7 +2,11 @@
 //   {"suite", "points": [{"id", "table", "network", "method", "gpus", "batch", "scaling",
 //    "measured", "predicted", "error_pct", "suspect"}], "bounds": [{"id", "table", ...,
 //    "below", "predicted", "holds"}], "claims": [{"id", "kind", "holds", "checks": [{"what",
-//    "value", "holds"}], "why_not_checked"}], "mape_pct": {TABLE: mape or null, "overall"}}
+//    "value", "holds"}], "why_not_checked"}], "mape_pct": {TABLE: mape or null, "overall"},
+//    "calibration_mape_pct": {TABLE: mape, "overall"}, "framework": {"name", "fitted": [{"name",
+//    "value_s", "range_s"}], "fitted_on", "calibration_suite", "calibration_points"}}
+// Points carry "role": "calibration" or "validation"; every MAPE but calibration_mape_pct is over
+// validation points only.
 // The same comparison gives the same bytes.
 #pragma once
 
@@ -11,10 +15,13 @@
 
 #include "validation/src/comparison.hpp"
 #include "validation/src/suite.hpp"
+#include "workloads/src/framework.hpp"
 
 namespace gpuscale::validation {
 
-std::string comparison_table(const Suite& suite, const Comparison& comparison);
-nlohmann::ordered_json comparison_json(const Suite& suite, const Comparison& comparison);
+std::string comparison_table(const Suite& suite, const Comparison& comparison,
+                             const wl::FrameworkConfig& framework);
+nlohmann::ordered_json comparison_json(const Suite& suite, const Comparison& comparison,
+                                       const wl::FrameworkConfig& framework);
 
 }  // namespace gpuscale::validation

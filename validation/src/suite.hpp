@@ -30,10 +30,11 @@ struct Setup {
   long strong_images = 0;        // per epoch, whatever the GPU count
   long weak_images_per_gpu = 0;  // per epoch and GPU
   Bytes gpu_memory;              // of each of the machine's GPUs
+  bool synthetic_data = false;   // the runs fed generated batches: no input pipeline to model
   Origin origin;
 };
 
-enum class Metric { Speedup, OverheadPct, MemoryPretrainGb, MemoryGpu0Gb, MemoryGpuxGb };
+enum class Metric { Speedup, OverheadPct, ImagesPerS, MemoryPretrainGb, MemoryGpu0Gb, MemoryGpuxGb };
 const char* to_string(Metric metric);  // the name a table's `metric` gives it
 
 // A run of the study that a table reports on, by the study's names.

@@ -26,7 +26,7 @@ const std::vector<std::string> kSuiteKeys = {
 const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus",
                                              "batches",   "batch_per",     "epochs",
                                              "dataset",   "strong_images", "weak_images_per_gpu",
-                                             "precision", "gpu_memory"};
+                                             "precision", "gpu_memory",    "data"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "interpretation",
@@ -47,6 +47,7 @@ const std::vector<std::string> kDerivedColumnKeys = {"network",
 const std::vector<std::pair<const char*, Metric>> kMetrics = {
     {"speedup", Metric::Speedup},
     {"nccl_overhead_pct", Metric::OverheadPct},
+    {"images_per_s", Metric::ImagesPerS},
     {"memory_pretrain_gb", Metric::MemoryPretrainGb},
     {"memory_gpu0_gb", Metric::MemoryGpu0Gb},
     {"memory_gpux_gb", Metric::MemoryGpuxGb}};
@@ -111,6 +112,10 @@ Setup read_setup(const ConfigNode& node) {
                                        "setup.weak_images_per_gpu", 1, 1L << 40);
   s.precision = read_one_of(map.require("precision", "fp32"), "setup.precision", {"fp32", "fp16"});
   s.gpu_memory = read_bytes(map.require("gpu_memory", "16 GB"), "setup.gpu_memory");
+  // `synthetic`: the runs fed generated batches (MXNet's --benchmark 1), so the predictions
+  // leave the input pipeline out.
+  if (const ConfigNode* data = map.find("data"))
+    s.synthetic_data = read_one_of(*data, "setup.data", {"dataset", "synthetic"}) == "synthetic";
   return s;
 }
 
@@ -321,8 +326,9 @@ Suite load_suite(const std::string& name_or_path) {
     suite.tables.push_back(read_table(file_in(folder, *item, "table"), names));
   }
   check_unique_ids(suite);
-  suite.claims =
-      load_claims(file_in(folder, map.require("claims", "claims.yaml"), "claims"), names);
+  // A study may state no qualitative claims.
+  if (const ConfigNode* claims = map.find("claims"))
+    suite.claims = load_claims(file_in(folder, *claims, "claims"), names);
   return suite;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/core/config_reader.hpp"
 
 namespace gpuscale::wl {
@@ -12,6 +14,7 @@ HostCost read_host_cost(const MapReader& costs, const std::string& name, std::st
   HostCost c;
   c.name = name;
   const ConfigNode& node = costs.require(name, example);
+  c.origin = node.origin();
   if (!node.is_map()) {
     c.value = read_seconds(node, name);
     return c;
@@ -45,10 +48,40 @@ ExchangeLayout read_layout(const ConfigNode& node, const std::string& what) {
   return ExchangeLayout::Allreduce;
 }
 
+// `calibration: {set: TEXT, suite: NAME, points: [ID, ...], fit: {date: D, residuals_pct: {ID: E}}}`
+Calibration read_calibration(const ConfigNode& node) {
+  MapReader r(node, "calibration", {"set", "suite", "points", "fit"});
+  Calibration c;
+  c.set = r.string("set", "\"one-V100 MXNet throughput (fs §4)\"");
+  c.suite = r.string("suite", "mxnet-v100");
+  const ConfigNode& points = r.require("points", "[throughput/ResNet-50/MXNet/1gpu/b1]");
+  if (!points.is_sequence() || points.items().empty()) {
+    throw ConfigError(points.origin(), "calibration points must be a non-empty list of point ids");
+  }
+  for (const ConfigNode& p : points.items()) c.points.push_back(read_string(p, "calibration point"));
+  if (const ConfigNode* fit = r.find("fit")) {
+    MapReader fr(*fit, "calibration fit", {"date", "residuals_pct"});
+    c.fitted_on = fr.string("date", "2026-11-24");
+    const ConfigNode& residuals = fr.require("residuals_pct", "{POINT: -1.2}");
+    if (!residuals.is_map()) throw ConfigError(residuals.origin(), "residuals_pct must map point ids to %");
+    for (const ConfigNode::Entry& e : residuals.entries())
+      c.residuals_pct.emplace_back(e.key, read_number(e.value, "residual of " + e.key, -1e6, 1e6));
+  }
+  return c;
+}
+
 }  // namespace
 
 std::vector<const HostCost*> HostCosts::all() const {
   return {&kernel_launch, &stream_sync, &python_per_gpu, &metric_sync, &engine_op, &python_per_key};
+}
+
+std::vector<HostCost*> HostCosts::all() {
+  return {&kernel_launch, &stream_sync, &python_per_gpu, &metric_sync, &engine_op, &python_per_key};
+}
+
+bool Calibration::has_point(const std::string& suite_name, const std::string& point_id) const {
+  return suite == suite_name && std::find(points.begin(), points.end(), point_id) != points.end();
 }
 
 ExchangeLayout FrameworkConfig::exchange_layout(const std::string& comm) const {
@@ -118,10 +151,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
       f.exchange.emplace_back(entry.key, read_layout(entry.value, "exchange of " + entry.key));
     }
   }
-  if (const ConfigNode* c = r.find("calibration")) {
-    MapReader cr(*c, "calibration", {"set"});
-    f.calibration_set = cr.string("set", "\"one-V100 throughput at batches 1 and 32\"");
-  }
+  if (const ConfigNode* c = r.find("calibration")) f.calibration = read_calibration(*c);
   return f;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.hpp"
 #include "sim/core/shipped_files.hpp"
 #include "sim/core/units.hpp"
 
@@ -28,6 +29,7 @@ struct HostCost {
   bool fitted = false;
   Seconds low, high;  // fitted only
   std::string name;
+  Origin origin;  // its line in the framework file (`gpuscale fit` rewrites the value there)
 };
 
 struct HostCosts {
@@ -39,6 +41,7 @@ struct HostCosts {
   HostCost python_per_key;  // Python thread, per key and iteration (push, updater, pull)
 
   std::vector<const HostCost*> all() const;
+  std::vector<HostCost*> all();
 };
 
 struct ExecutionModel {
@@ -53,6 +56,19 @@ struct InputPipeline {
   int prefetch_batches = 4;  // decoded batches the iterator may hold ahead
 };
 
+// The declared calibration set: the validation points the fitted (B) host costs are fitted on
+// (`gpuscale fit`); every other point of every suite is validation. `fitted_on` and
+// `residuals_pct` are the last fit's provenance, written into the file by `gpuscale fit`.
+struct Calibration {
+  std::string set;                  // in words, with its source
+  std::string suite;                // the validation suite holding the points
+  std::vector<std::string> points;  // point ids of that suite ("throughput/ResNet-50/MXNet/1gpu/b1")
+  std::string fitted_on;            // the date of the last fit; empty: never fitted
+  std::vector<std::pair<std::string, double>> residuals_pct;  // per point, at that fit
+
+  bool has_point(const std::string& suite_name, const std::string& point_id) const;
+};
+
 struct FrameworkConfig {
   std::string name;
   std::string description;
@@ -65,7 +81,7 @@ struct FrameworkConfig {
   HostCosts host;
   InputPipeline input;
   std::vector<std::pair<std::string, ExchangeLayout>> exchange;  // comm method -> layout
-  std::string calibration_set;  // what the fitted host costs were fitted on
+  Calibration calibration;
 
   // How `comm` runs: the framework's own kvstore methods, else an allreduce.
   ExchangeLayout exchange_layout(const std::string& comm) const;

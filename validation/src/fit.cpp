@@ -1,0 +1,308 @@
+#include "validation/src/fit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+#include "sim/core/error.hpp"
+#include "validation/src/metrics.hpp"
+#include "validation/src/predictions.hpp"
+#include "validation/src/suite.hpp"
+
+namespace gpuscale::validation {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kGolden = 0.6180339887498949;
+constexpr double kLogTolerance = 0.002;  // golden-section stops at 0.2% of the value
+constexpr double kEdgeShare = 0.01;      // within 1% of the log range of an edge: at the edge
+constexpr double kMoved = 0.005;         // a sweep that moves no cost by 0.5% ends the fit
+constexpr int kMostSweeps = 6;
+
+struct CalibrationPoint {
+  const Table* table;
+  Point point;
+};
+
+// The suite cut down to the calibration points: only their networks, batches and GPU counts
+// are simulated (and one GPU, which speedups divide by), no bounds, no claims.
+Suite calibration_suite(const Suite& full, const std::vector<CalibrationPoint>& points) {
+  Suite s = full;
+  s.claims.clear();
+  s.tables.clear();
+  s.setup.batches.clear();
+  s.setup.gpus = {1};
+  s.networks.clear();
+  s.methods.clear();
+  auto add = [](auto& list, const auto& value) {
+    if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+  };
+  for (const CalibrationPoint& c : points) {
+    add(s.setup.batches, c.point.batch);
+    add(s.setup.gpus, c.point.gpus);
+    for (const NameMapping& n : full.networks)
+      if (n.study == c.point.network && s.networks.end() == std::find_if(
+          s.networks.begin(), s.networks.end(), [&](const NameMapping& m) { return m.study == n.study; }))
+        s.networks.push_back(n);
+    for (const NameMapping& m : full.methods) {
+      const bool wanted = m.study == c.point.method || m.study == c.table->relative_to;
+      if (wanted && s.methods.end() == std::find_if(s.methods.begin(), s.methods.end(),
+                                                   [&](const NameMapping& x) { return x.study == m.study; }))
+        s.methods.push_back(m);
+    }
+    Table t = *c.table;
+    t.points = {c.point};
+    t.bounds.clear();
+    s.tables.push_back(std::move(t));
+  }
+  return s;
+}
+
+std::vector<CalibrationPoint> find_points(const Suite& suite, const wl::FrameworkConfig& f) {
+  std::vector<CalibrationPoint> found;
+  for (const std::string& id : f.calibration.points) {
+    const size_t before = found.size();
+    for (const Table& t : suite.tables) {
+      for (const Point& p : t.points) {
+        if (p.id == id) found.push_back({&t, p});
+      }
+    }
+    if (found.size() == before) {
+      throw ConfigError(Origin{f.file, 0},
+                        fmt::format("calibration point {} is not a point of suite {} (point ids "
+                                    "are TABLE/NETWORK/METHOD/Ggpu/bBATCH)",
+                                    id, suite.name));
+    }
+  }
+  return found;
+}
+
+// The fit's objective and the residuals of the calibration points for one set of host costs.
+class Objective {
+ public:
+  Objective(Suite full, const wl::FrameworkConfig& framework,
+            const std::function<void(int)>& progress)
+      : full_(std::move(full)),
+        points_(find_points(full_, framework)),
+        suite_(calibration_suite(full_, points_)),
+        progress_(progress) {}
+
+  double operator()(const wl::FrameworkConfig& f) {
+    std::string key;
+    for (const wl::HostCost* c : f.host.all()) key += fmt::format("{:.17g};", c->value.value);
+    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+    double sum = 0;
+    for (const auto& [id, error] : residuals_pct(f)) {
+      const double ratio = 1 + error / 100;
+      sum += std::log(ratio) * std::log(ratio);
+    }
+    const double value = sum / static_cast<double>(points_.size());
+    cache_.emplace(key, value);
+    return value;
+  }
+
+  std::vector<std::pair<std::string, double>> residuals_pct(const wl::FrameworkConfig& f) {
+    Predictions predictions =
+        predict(suite_, nullptr, {}, std::make_shared<const wl::FrameworkConfig>(f));
+    ++evaluations_;
+    if (progress_) progress_(evaluations_);
+    std::vector<std::string> methods;
+    for (const NameMapping& m : suite_.methods) methods.push_back(m.study);
+    const Metrics metrics(suite_.setup, methods, std::move(predictions));
+    std::vector<std::pair<std::string, double>> residuals;
+    for (const Table& t : suite_.tables) {
+      const Point& p = t.points.front();
+      residuals.emplace_back(p.id, 100 * (metrics.predicted(t, p) - p.measured) / p.measured);
+    }
+    return residuals;
+  }
+
+  int evaluations() const { return evaluations_; }
+
+ private:
+  Suite full_;  // points_ refer to its tables
+  std::vector<CalibrationPoint> points_;
+  Suite suite_;
+  std::function<void(int)> progress_;
+  std::map<std::string, double> cache_;
+  int evaluations_ = 0;
+};
+
+// Golden-section search for the best ln(value) of one cost in [ln low, ln high].
+double best_log_value(wl::FrameworkConfig& f, wl::HostCost& cost, Objective& objective) {
+  auto at = [&](double log_value) {
+    cost.value = Seconds{std::exp(log_value)};
+    return objective(f);
+  };
+  double a = std::log(cost.low.value), b = std::log(cost.high.value);
+  double c = b - kGolden * (b - a), d = a + kGolden * (b - a);
+  double fc = at(c), fd = at(d);
+  while (b - a > kLogTolerance) {
+    if (fc <= fd) {
+      b = d, d = c, fd = fc;
+      c = b - kGolden * (b - a);
+      fc = at(c);
+    } else {
+      a = c, c = d, fc = fd;
+      d = a + kGolden * (b - a);
+      fd = at(d);
+    }
+  }
+  return (a + b) / 2;
+}
+
+std::string format_us(Seconds s) { return fmt::format("{:.4g} us", s.value * 1e6); }
+
+}  // namespace
+
+const char* to_string(FittedCost::Outcome outcome) {
+  switch (outcome) {
+    case FittedCost::Outcome::Fitted:
+      return "fitted";
+    case FittedCost::Outcome::AtEdge:
+      return "AT ITS RANGE'S EDGE: a mechanism is missing";
+    case FittedCost::Outcome::Undetermined:
+      return "not determined by the calibration set: left as it was";
+  }
+  return "?";
+}
+
+bool FitResult::any_at_edge() const {
+  return std::any_of(costs.begin(), costs.end(), [](const FittedCost& c) {
+    return c.outcome == FittedCost::Outcome::AtEdge;
+  });
+}
+
+FitResult fit_host_costs(const std::string& framework_name_or_path,
+                         const std::function<void(int)>& progress) {
+  FitResult result{wl::load_framework(framework_name_or_path), {}, {}, 0};
+  wl::FrameworkConfig& f = result.framework;
+  if (f.calibration.points.empty()) {
+    throw ConfigError(Origin{f.file, 0},
+                      "the framework declares no calibration set (add calibration: {set, suite, "
+                      "points})");
+  }
+  std::vector<wl::HostCost*> fitted;
+  for (wl::HostCost* c : f.host.all())
+    if (c->fitted) fitted.push_back(c);
+  if (fitted.empty()) {
+    throw ConfigError(Origin{f.file, 0},
+                      "no host cost is marked fitted: true, so there is nothing to fit");
+  }
+  Objective objective(load_suite(f.calibration.suite), f, progress);
+
+  for (wl::HostCost* c : fitted) {
+    const Seconds start = c->value;
+    c->value = c->low;
+    const double at_low = objective(f);
+    c->value = c->high;
+    const double at_high = objective(f);
+    c->value = start;
+    const bool determined = std::abs(at_high - at_low) > 1e-12 * std::max(1.0, at_low);
+    result.costs.push_back({c->name, start, start, c->low, c->high,
+                            determined ? FittedCost::Outcome::Fitted
+                                       : FittedCost::Outcome::Undetermined});
+  }
+  for (int sweep = 0; sweep < kMostSweeps; ++sweep) {
+    double largest_move = 0;
+    for (size_t i = 0; i < fitted.size(); ++i) {
+      if (result.costs[i].outcome == FittedCost::Outcome::Undetermined) continue;
+      const double before = std::log(fitted[i]->value.value);
+      const double best = best_log_value(f, *fitted[i], objective);
+      fitted[i]->value = Seconds{std::exp(best)};
+      largest_move = std::max(largest_move, std::abs(best - before));
+    }
+    if (largest_move < kMoved) break;
+  }
+  for (size_t i = 0; i < fitted.size(); ++i) {
+    FittedCost& c = result.costs[i];
+    c.after = fitted[i]->value;
+    if (c.outcome == FittedCost::Outcome::Undetermined) continue;
+    const double lo = std::log(c.low.value), hi = std::log(c.high.value);
+    const double x = std::log(c.after.value);
+    if (x - lo < kEdgeShare * (hi - lo) || hi - x < kEdgeShare * (hi - lo))
+      c.outcome = FittedCost::Outcome::AtEdge;
+  }
+  result.residuals_pct = objective.residuals_pct(f);
+  result.evaluations = objective.evaluations();
+  return result;
+}
+
+void write_fit(const FitResult& result, const std::string& date) {
+  const wl::FrameworkConfig& f = result.framework;
+  if (result.any_at_edge()) {
+    throw ConfigError(Origin{f.file, 0},
+                      "a fitted cost ends at its range's edge, so the calibration points want a "
+                      "value its sources rule out: a mechanism is missing from the model (find "
+                      "it; do not widen the range). The file is unchanged");
+  }
+  std::ifstream in(f.file);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+
+  static const std::regex kValue(R"(value:\s*[^,}]+)");
+  for (const FittedCost& c : result.costs) {
+    const wl::HostCost* cost = nullptr;
+    for (const wl::HostCost* h : f.host.all())
+      if (h->name == c.name) cost = h;
+    const int line = cost->origin.line;
+    if (line < 1 || line > static_cast<int>(lines.size()) ||
+        !std::regex_search(lines[static_cast<size_t>(line - 1)], kValue)) {
+      throw ConfigError(cost->origin, fmt::format("write {}'s fitted value as {{value: ..., "
+                                                  "fitted: true, range: [...]}} on one line",
+                                                  c.name));
+    }
+    std::string& text = lines[static_cast<size_t>(line - 1)];
+    text = std::regex_replace(text, kValue, "value: " + format_us(c.after),
+                              std::regex_constants::format_first_only);
+  }
+
+  // The provenance is the calibration block's last key, and the calibration block the file's
+  // last: everything from the old `fit:` (and its comment) on is replaced.
+  const auto calibration = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.rfind("calibration:", 0) == 0;
+  });
+  for (auto it = calibration == lines.end() ? lines.end() : calibration + 1; it != lines.end(); ++it) {
+    if (!it->empty() && (*it)[0] != ' ' && (*it)[0] != '#') {
+      throw ConfigError(Origin{f.file, static_cast<int>(it - lines.begin()) + 1},
+                        "gpuscale fit writes its provenance at the end of the calibration block: "
+                        "make calibration the file's last key");
+    }
+  }
+  auto fit = std::find_if(calibration, lines.end(),
+                          [](const std::string& l) { return l.rfind("  fit:", 0) == 0; });
+  while (fit != lines.end() && fit != calibration && (fit - 1)->rfind("  #", 0) == 0) --fit;
+  lines.erase(fit, lines.end());
+  std::ostringstream out;
+  for (const std::string& l : lines) out << l << '\n';
+  out << "  # Written by `gpuscale fit`: the date and each calibration point's error (%) at the fit.\n"
+      << "  fit:\n"
+      << "    date: " << date << '\n'
+      << "    residuals_pct:\n";
+  for (const auto& [id, error] : result.residuals_pct) out << fmt::format("      {}: {:.2f}\n", id, error);
+
+  // Replace the file only once the new text loads as a framework.
+  const fs::path target(f.file);
+  const fs::path temporary = target.parent_path() / (".fit-" + target.filename().string());
+  {
+    std::ofstream tmp(temporary);
+    tmp << out.str();
+  }
+  try {
+    wl::load_framework(temporary.string());
+  } catch (...) {
+    fs::remove(temporary);
+    throw;
+  }
+  fs::rename(temporary, target);
+}
+
+}  // namespace gpuscale::validation
