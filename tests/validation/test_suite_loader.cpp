@@ -61,6 +61,22 @@ TEST(SuiteLoader, ShipsTheDgx1Study) {
   EXPECT_EQ(s.comm_of("NCCL"), "nccl_reduce_bcast");
 }
 
+TEST(SuiteLoader, ShipsTheOneV100Calibration) {
+  const Suite s = load_suite("mxnet-v100");
+  EXPECT_TRUE(s.setup.synthetic_data);  // MXNet's --benchmark 1: no input pipeline
+  EXPECT_TRUE(s.claims.empty());        // a suite may state no claims
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_EQ(s.tables[0].metric, Metric::ImagesPerS);
+  EXPECT_EQ(s.tables[0].points.size(), 23u);
+}
+
+TEST(SuiteLoader, DataIsADatasetOrSynthetic) {
+  EXPECT_FALSE(load_suite(write_suite(tiny_suite_files())).setup.synthetic_data);
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  data: jpeg\n"),
+                       "suite.yaml", 10),
+              HasSubstr("synthetic"));
+}
+
 TEST(SuiteLoader, UnknownKeyInAPointNamesFileLineAndTheNearestKey) {
   EXPECT_THAT(
       error_of(suite_with("speedup.yaml", "measured: 1.5", "measurd: 1.5"), "speedup.yaml", 5),
