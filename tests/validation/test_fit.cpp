@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -38,32 +40,36 @@ std::string read(const std::string& path) {
 }
 
 // A one-point calibration suite (ResNet-50 at batch 1 on one GPU, synthetic data) measuring
-// `images_per_s`, and a copy of the shipped MXNet description whose only fitted cost is
+// `images_per_s`, and a copy of the shipped MXNet description whose only fitted parameter is
 // python_per_key at `start_us`, calibrated on that point, in a folder of `name`'s own (ctest
 // runs tests side by side). Returns the framework file's path.
 std::string write_calibration(const std::string& name, double images_per_s, double start_us) {
   const fs::path dir = fs::path(GPUSCALE_TEST_TMPDIR) / ("fit-" + name);
   fs::remove_all(dir);
-  fs::create_directories(dir / "suite");
-  std::ofstream(dir / "suite" / "suite.yaml")
+  const fs::path suite = dir / "suites" / "one-point";
+  fs::create_directories(suite);
+  // The calibration names its suite; this process's suites are the test's own.
+  setenv("GPUSCALE_VALIDATION_DIR", (dir / "suites").c_str(), 1);
+  std::ofstream(suite / "suite.yaml")
       << "name: one-point\ntitle: t\nsetup:\n  topology: dgx1-v100\n  framework: mxnet\n"
          "  gpus: [1]\n  batches: [1]\n  batch_per: gpu\n  epochs: 1\n  dataset: imagenet\n"
          "  data: synthetic\n  strong_images: 1000\n  weak_images_per_gpu: 1000\n"
          "  precision: fp32\n  gpu_memory: 16 GB\nmethods: {MXNet: p2p}\n"
          "networks: {ResNet-50: resnet-50}\ntables: [throughput.yaml]\n";
-  std::ofstream(dir / "suite" / "throughput.yaml")
+  std::ofstream(suite / "throughput.yaml")
       << "id: throughput\ntitle: t\nmetric: images_per_s\npoints:\n"
       << "  - {network: ResNet-50, method: MXNet, gpus: 1, batch: 1, scaling: strong, measured: "
       << images_per_s << "}\n";
 
   std::string text = read(wl::shipped_frameworks().resolve("mxnet", "", Origin{}));
-  text = std::regex_replace(text, std::regex(R"(engine_op: \{value: ([^,]+), fitted: true[^}]*\})"),
-                            "engine_op: $1");
+  for (const std::string sourced : {"engine_op", "context"}) {
+    text = std::regex_replace(
+        text, std::regex(sourced + R"(: \{value: ([^,]+), fitted: true[^}]*\})"), sourced + ": $1");
+  }
   text = std::regex_replace(text, std::regex(R"(python_per_key: \{value: [^,]+,)"),
                             "python_per_key: {value: " + std::to_string(start_us) + " us,");
   text = text.substr(0, text.find("\ncalibration:") + 1) +
-         "calibration:\n  set: one point\n  suite: " + (dir / "suite").string() +
-         "\n  points: [" + kPoint + "]\n";
+         "calibration:\n  set: one point\n  points:\n    one-point: [" + kPoint + "]\n";
   const fs::path file = dir / "framework.yaml";
   std::ofstream(file) << text;
   return file.string();
@@ -73,7 +79,7 @@ std::string write_calibration(const std::string& name, double images_per_s, doub
 double predicted_throughput(const std::string& framework_file, double us) {
   auto f = std::make_shared<wl::FrameworkConfig>(wl::load_framework(framework_file));
   f->host.python_per_key.value = Seconds{us * 1e-6};
-  const Suite suite = load_suite(f->calibration.suite);
+  const Suite suite = load_suite("one-point");
   const Metrics metrics(suite.setup, {"MXNet"}, predict(suite, nullptr, {}, f));
   return metrics.predicted(suite.tables[0], suite.tables[0].points[0]);
 }
@@ -85,29 +91,29 @@ TEST(Fit, RecoversAHostCostFromPointsSimulatedWithIt) {
   const double truth = predicted_throughput(probe, 160);
   ASSERT_LT(truth, predicted_throughput(probe, 100));  // the point does depend on it
 
-  const FitResult r = fit_host_costs(write_calibration("recover", truth, 100));
-  ASSERT_EQ(r.costs.size(), 1u);
-  EXPECT_EQ(r.costs[0].name, "python_per_key");
-  EXPECT_EQ(r.costs[0].outcome, FittedCost::Outcome::Fitted);
-  EXPECT_NEAR(r.costs[0].after.value * 1e6, 160, 1.6);  // within 1%
+  const FitResult r = fit_framework(write_calibration("recover", truth, 100));
+  ASSERT_EQ(r.parameters.size(), 1u);
+  EXPECT_EQ(r.parameters[0].name, "python_per_key");
+  EXPECT_EQ(r.parameters[0].outcome, FittedParameter::Outcome::Fitted);
+  EXPECT_NEAR(r.parameters[0].after * 1e6, 160, 1.6);  // within 1%
   ASSERT_EQ(r.residuals_pct.size(), 1u);
-  EXPECT_EQ(r.residuals_pct[0].first, kPoint);
+  EXPECT_EQ(r.residuals_pct[0].first, (wl::SuitePoint{"one-point", kPoint}));
   EXPECT_NEAR(r.residuals_pct[0].second, 0, 0.5);
 }
 
 TEST(Fit, WritesTheValueAndItsProvenanceOnce) {
   const std::string probe = write_calibration("probe-write", 1, 100);
   const std::string file = write_calibration("write", predicted_throughput(probe, 150), 100);
-  const FitResult r = fit_host_costs(file);
+  const FitResult r = fit_framework(file);
   write_fit(r, "2000-01-02");
-  write_fit(fit_host_costs(file), "2000-01-03");  // a second fit replaces the first's record
+  write_fit(fit_framework(file), "2000-01-03");  // a second fit replaces the first's record
 
   const wl::FrameworkConfig f = wl::load_framework(file);
-  EXPECT_NEAR(f.host.python_per_key.value.value * 1e6, r.costs[0].after.value * 1e6, 0.05);
+  EXPECT_NEAR(f.host.python_per_key.value.value * 1e6, r.parameters[0].after * 1e6, 0.05);
   EXPECT_TRUE(f.host.python_per_key.fitted);
   EXPECT_EQ(f.calibration.fitted_on, "2000-01-03");
   ASSERT_EQ(f.calibration.residuals_pct.size(), 1u);
-  EXPECT_EQ(f.calibration.residuals_pct[0].first, kPoint);
+  EXPECT_EQ(f.calibration.residuals_pct[0].first, (wl::SuitePoint{"one-point", kPoint}));
   const std::string text = read(file);
   EXPECT_EQ(text.find("  fit:"), text.rfind("  fit:"));
   EXPECT_THAT(text, HasSubstr("# (B) Python per key"));  // comments are kept
@@ -118,10 +124,10 @@ TEST(Fit, RefusesToWriteACostThatEndsOnItsRangesEdge) {
   const std::string probe = write_calibration("probe-edge", 1, 100);
   const std::string file = write_calibration("edge", predicted_throughput(probe, 160) / 3, 100);
   const std::string before = read(file);
-  const FitResult r = fit_host_costs(file);
-  ASSERT_EQ(r.costs.size(), 1u);
-  EXPECT_EQ(r.costs[0].outcome, FittedCost::Outcome::AtEdge);
-  EXPECT_NEAR(r.costs[0].after.value * 1e6, 175, 1);
+  const FitResult r = fit_framework(file);
+  ASSERT_EQ(r.parameters.size(), 1u);
+  EXPECT_EQ(r.parameters[0].outcome, FittedParameter::Outcome::AtEdge);
+  EXPECT_NEAR(r.parameters[0].after * 1e6, 175, 1);
   EXPECT_THAT(config_error_of([&] { write_fit(r, "2000-01-02"); }),
               HasSubstr("a mechanism is missing"));
   EXPECT_EQ(read(file), before);
@@ -132,7 +138,7 @@ TEST(Fit, NamesACalibrationPointTheSuiteLacks) {
   std::string text = read(file);
   text.replace(text.find(kPoint), std::string(kPoint).size(), "throughput/ResNet-50/MXNet/1gpu/b7");
   std::ofstream(file) << text;
-  EXPECT_THAT(config_error_of([&] { fit_host_costs(file); }),
+  EXPECT_THAT(config_error_of([&] { fit_framework(file); }),
               HasSubstr("calibration point throughput/ResNet-50/MXNet/1gpu/b7 is not a point"));
 }
 
@@ -150,8 +156,7 @@ TEST(Fit, DryRunThroughTheCliLeavesTheFileAlone) {
 TEST(Calibration, PointsInTheSetAreReportedApartFromTheHeadline) {
   const Suite suite = load_suite(testing::write_suite(testing::tiny_suite_files()));
   wl::Calibration calibration;
-  calibration.suite = suite.name;
-  calibration.points = {"speedup/LeNet/P2P/2gpu/b16"};
+  calibration.points = {{suite.name, "speedup/LeNet/P2P/2gpu/b16"}};
   const Comparison c = compare(suite, testing::metrics_of(suite, testing::ideal_run), calibration);
   ASSERT_EQ(c.points.size(), 2u);
   EXPECT_TRUE(c.points[0].calibration);
@@ -163,7 +168,7 @@ TEST(Calibration, PointsInTheSetAreReportedApartFromTheHeadline) {
   EXPECT_EQ(c.calibration_points, 1);
   EXPECT_EQ(c.overall_points, 0);
 
-  calibration.suite = "another-suite";  // an id is only a calibration point in its own suite
+  calibration.points = {{"another-suite", "speedup/LeNet/P2P/2gpu/b16"}};  // only in its own suite
   EXPECT_FALSE(compare(suite, testing::metrics_of(suite, testing::ideal_run), calibration)
                    .points[0]
                    .calibration);
@@ -176,11 +181,15 @@ TEST(Calibration, ShippedSetIsMarkedInValidatesJson) {
   const auto json = nlohmann::json::parse(r.out);
   int calibration = 0;
   for (const auto& p : json["points"]) calibration += p["role"] == "calibration" ? 1 : 0;
-  EXPECT_EQ(calibration, static_cast<int>(json["framework"]["calibration_points"].size()));
   EXPECT_GT(calibration, 0);
+  int in_this_suite = 0;
+  for (const auto& p : json["framework"]["calibration_points"])
+    in_this_suite += p["suite"] == "mxnet-v100" ? 1 : 0;
+  EXPECT_EQ(calibration, in_this_suite);
+  EXPECT_EQ(json["framework"]["fitted"].size(), 3u);  // at most three per framework
   for (const auto& f : json["framework"]["fitted"]) {
-    EXPECT_GE(f["value_s"].get<double>(), f["range_s"][0].get<double>());
-    EXPECT_LE(f["value_s"].get<double>(), f["range_s"][1].get<double>());
+    EXPECT_GE(f["value"].get<double>(), f["range"][0].get<double>());
+    EXPECT_LE(f["value"].get<double>(), f["range"][1].get<double>());
   }
 }
 

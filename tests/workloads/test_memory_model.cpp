@@ -35,7 +35,7 @@ TEST(MemoryModel, OneGpuHoldsWeightsGradientsAndOptimizerState) {
   EXPECT_DOUBLE_EQ(gpus[0].weights, x.param_bytes());
   EXPECT_DOUBLE_EQ(gpus[0].gradients, x.param_bytes());
   EXPECT_DOUBLE_EQ(gpus[0].optimizer, x.param_bytes());  // SGD momentum: one array per parameter
-  EXPECT_DOUBLE_EQ(gpus[0].context, x.f.context.value);
+  EXPECT_DOUBLE_EQ(gpus[0].context, x.f.context.value.value);
   EXPECT_DOUBLE_EQ(gpus[0].exchange, 0);
 }
 
@@ -44,7 +44,7 @@ TEST(MemoryModel, BeforeTrainingIsTheContextWeightsAndGradientsOnEveryGpu) {
   const auto gpus = estimate_memory(x.w, x.c, x.f,
                                     {.batch = 64, .gpus = 8, .exchange = ExchangeLayout::KvstoreNccl});
   for (const MemoryParts& g : gpus) {
-    EXPECT_DOUBLE_EQ(g.before_training(), x.f.context.value + 2 * x.param_bytes());
+    EXPECT_DOUBLE_EQ(g.before_training(), x.f.context.value.value + 2 * x.param_bytes());
   }
 }
 

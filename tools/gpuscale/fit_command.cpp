@@ -24,25 +24,26 @@ std::string today() {
                      static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
 }
 
-std::string format_us(Seconds s) { return fmt::format("{:.4g} us", s.value * 1e6); }
-
 void fit(const FitOptions& o) {
-  const validation::FitResult r = validation::fit_host_costs(o.framework, [](int n) {
+  const validation::FitResult r = validation::fit_framework(o.framework, [](int n) {
     if (n % 10 == 0) std::cerr << fmt::format("[fit] {} simulations of the calibration set\n", n);
   });
   const wl::Calibration& cal = r.framework.calibration;
-  std::string out = fmt::format("Fit of {} ({}) on {}: {} points of suite {}, {} simulations\n",
+  std::string out = fmt::format("Fit of {} ({}) on {}: {} points, {} simulations\n",
                                 r.framework.name, r.framework.file, cal.set, cal.points.size(),
-                                cal.suite, r.evaluations);
-  out += fmt::format("  {:<16} {:>11} {:>11}  {:<24} {}\n", "host cost", "before", "after",
+                                r.evaluations);
+  out += fmt::format("  {:<16} {:>11} {:>11}  {:<26} {}\n", "parameter", "before", "after",
                      "sourced range", "outcome");
-  for (const validation::FittedCost& c : r.costs) {
-    out += fmt::format("  {:<16} {:>11} {:>11}  [{}, {}]{:<6} {}\n", c.name, format_us(c.before),
-                       format_us(c.after), format_us(c.low), format_us(c.high), "",
-                       validation::to_string(c.outcome));
+  for (const validation::FittedParameter& p : r.parameters) {
+    out += fmt::format("  {:<16} {:>11} {:>11}  {:<26} {}\n", p.name,
+                       wl::format_parameter(p.unit, p.before), wl::format_parameter(p.unit, p.after),
+                       fmt::format("[{}, {}]", wl::format_parameter(p.unit, p.low),
+                                   wl::format_parameter(p.unit, p.high)),
+                       validation::to_string(p.outcome));
   }
-  out += "  calibration point                                  error % at the fit\n";
-  for (const auto& [id, error] : r.residuals_pct) out += fmt::format("  {:<50} {:>+8.2f}\n", id, error);
+  out += fmt::format("  {:<62} {}\n", "calibration point", "error % at the fit");
+  for (const auto& [point, error] : r.residuals_pct)
+    out += fmt::format("  {:<62} {:>+8.2f}\n", point.suite + ": " + point.id, error);
   std::cout << out;
   if (o.dry_run) {
     std::cout << fmt::format("dry run: {} is unchanged\n", r.framework.file);
@@ -58,7 +59,7 @@ void fit(const FitOptions& o) {
 void add_fit_command(CLI::App& app) {
   auto o = std::make_shared<FitOptions>();
   auto* cmd = app.add_subcommand(
-      "fit", "Fit a framework's fitted host costs on its calibration set and write them into its file");
+      "fit", "Fit a framework's fitted parameters on its calibration set and write them into its file");
   cmd->add_option("--framework", o->framework, "A shipped framework (workloads/frameworks) or a file")
       ->capture_default_str();
   cmd->add_flag("--dry-run", o->dry_run, "Print the fit, leave the file as it is");

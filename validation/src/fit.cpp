@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "sim/core/error.hpp"
+#include "validation/src/comparison.hpp"
 #include "validation/src/metrics.hpp"
 #include "validation/src/predictions.hpp"
 #include "validation/src/suite.hpp"
@@ -66,83 +67,107 @@ Suite calibration_suite(const Suite& full, const std::vector<CalibrationPoint>& 
   return s;
 }
 
+// The calibration points of `suite`, found among its tables.
 std::vector<CalibrationPoint> find_points(const Suite& suite, const wl::FrameworkConfig& f) {
   std::vector<CalibrationPoint> found;
-  for (const std::string& id : f.calibration.points) {
+  for (const wl::SuitePoint& point : f.calibration.points) {
+    if (point.suite != suite.name) continue;
     const size_t before = found.size();
     for (const Table& t : suite.tables) {
       for (const Point& p : t.points) {
-        if (p.id == id) found.push_back({&t, p});
+        if (p.id == point.id) found.push_back({&t, p});
       }
     }
     if (found.size() == before) {
       throw ConfigError(Origin{f.file, 0},
                         fmt::format("calibration point {} is not a point of suite {} (point ids "
                                     "are TABLE/NETWORK/METHOD/Ggpu/bBATCH)",
-                                    id, suite.name));
+                                    point.id, suite.name));
     }
   }
   return found;
 }
 
-// The fit's objective and the residuals of the calibration points for one set of host costs.
-class Objective {
+// One suite's calibration points and the suite cut down to them.
+class SuiteCalibration {
  public:
-  Objective(Suite full, const wl::FrameworkConfig& framework,
-            const std::function<void(int)>& progress)
+  SuiteCalibration(Suite full, const wl::FrameworkConfig& framework)
       : full_(std::move(full)),
         points_(find_points(full_, framework)),
-        suite_(calibration_suite(full_, points_)),
-        progress_(progress) {}
+        suite_(calibration_suite(full_, points_)) {}
 
-  double operator()(const wl::FrameworkConfig& f) {
-    std::string key;
-    for (const wl::HostCost* c : f.host.all()) key += fmt::format("{:.17g};", c->value.value);
-    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
-    double sum = 0;
-    for (const auto& [id, error] : residuals_pct(f)) {
-      const double ratio = 1 + error / 100;
-      sum += std::log(ratio) * std::log(ratio);
-    }
-    const double value = sum / static_cast<double>(points_.size());
-    cache_.emplace(key, value);
-    return value;
-  }
-
-  std::vector<std::pair<std::string, double>> residuals_pct(const wl::FrameworkConfig& f) {
+  std::vector<std::pair<wl::SuitePoint, double>> residuals_pct(const wl::FrameworkConfig& f) const {
     Predictions predictions =
         predict(suite_, nullptr, {}, std::make_shared<const wl::FrameworkConfig>(f));
-    ++evaluations_;
-    if (progress_) progress_(evaluations_);
     std::vector<std::string> methods;
     for (const NameMapping& m : suite_.methods) methods.push_back(m.study);
     const Metrics metrics(suite_.setup, methods, std::move(predictions));
-    std::vector<std::pair<std::string, double>> residuals;
+    std::vector<std::pair<wl::SuitePoint, double>> residuals;
     for (const Table& t : suite_.tables) {
       const Point& p = t.points.front();
-      residuals.emplace_back(p.id, 100 * (metrics.predicted(t, p) - p.measured) / p.measured);
+      residuals.push_back({{suite_.name, p.id}, error_pct(p.measured, metrics.predicted(t, p))});
     }
     return residuals;
   }
-
-  int evaluations() const { return evaluations_; }
 
  private:
   Suite full_;  // points_ refer to its tables
   std::vector<CalibrationPoint> points_;
   Suite suite_;
+};
+
+// The fit's objective, mean(ln(predicted / measured))^2 over every calibration point, and the
+// residuals, for one set of parameter values.
+class Objective {
+ public:
+  Objective(const wl::FrameworkConfig& framework, const std::function<void(int)>& progress)
+      : progress_(progress) {
+    std::vector<std::string> suites;
+    for (const wl::SuitePoint& p : framework.calibration.points) {
+      if (std::find(suites.begin(), suites.end(), p.suite) == suites.end()) suites.push_back(p.suite);
+    }
+    for (const std::string& name : suites) suites_.emplace_back(load_suite(name), framework);
+  }
+
+  double operator()(const wl::FrameworkConfig& f) {
+    std::string key;
+    for (const wl::ParameterView& p : f.parameters()) key += fmt::format("{:.17g};", p.value);
+    if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
+    double sum = 0;
+    const auto residuals = residuals_pct(f);
+    for (const auto& [point, error] : residuals) sum += std::pow(std::log(1 + error / 100), 2);
+    const double value = sum / static_cast<double>(residuals.size());
+    cache_.emplace(key, value);
+    return value;
+  }
+
+  std::vector<std::pair<wl::SuitePoint, double>> residuals_pct(const wl::FrameworkConfig& f) {
+    std::vector<std::pair<wl::SuitePoint, double>> all;
+    for (const SuiteCalibration& s : suites_) {
+      const auto residuals = s.residuals_pct(f);
+      all.insert(all.end(), residuals.begin(), residuals.end());
+    }
+    ++evaluations_;
+    if (progress_) progress_(evaluations_);
+    return all;
+  }
+
+  int evaluations() const { return evaluations_; }
+
+ private:
+  std::vector<SuiteCalibration> suites_;
   std::function<void(int)> progress_;
   std::map<std::string, double> cache_;
   int evaluations_ = 0;
 };
 
-// Golden-section search for the best ln(value) of one cost in [ln low, ln high].
-double best_log_value(wl::FrameworkConfig& f, wl::HostCost& cost, Objective& objective) {
+// Golden-section search for the best ln(value) of one parameter in [ln low, ln high].
+double best_log_value(wl::FrameworkConfig& f, const wl::ParameterView& p, Objective& objective) {
   auto at = [&](double log_value) {
-    cost.value = Seconds{std::exp(log_value)};
+    f.set_parameter(p.name, std::exp(log_value));
     return objective(f);
   };
-  double a = std::log(cost.low.value), b = std::log(cost.high.value);
+  double a = std::log(p.low), b = std::log(p.high);
   double c = b - kGolden * (b - a), d = a + kGolden * (b - a);
   double fc = at(c), fd = at(d);
   while (b - a > kLogTolerance) {
@@ -159,77 +184,72 @@ double best_log_value(wl::FrameworkConfig& f, wl::HostCost& cost, Objective& obj
   return (a + b) / 2;
 }
 
-std::string format_us(Seconds s) { return fmt::format("{:.4g} us", s.value * 1e6); }
-
 }  // namespace
 
-const char* to_string(FittedCost::Outcome outcome) {
+const char* to_string(FittedParameter::Outcome outcome) {
   switch (outcome) {
-    case FittedCost::Outcome::Fitted:
+    case FittedParameter::Outcome::Fitted:
       return "fitted";
-    case FittedCost::Outcome::AtEdge:
+    case FittedParameter::Outcome::AtEdge:
       return "AT ITS RANGE'S EDGE: a mechanism is missing";
-    case FittedCost::Outcome::Undetermined:
+    case FittedParameter::Outcome::Undetermined:
       return "not determined by the calibration set: left as it was";
   }
   return "?";
 }
 
 bool FitResult::any_at_edge() const {
-  return std::any_of(costs.begin(), costs.end(), [](const FittedCost& c) {
-    return c.outcome == FittedCost::Outcome::AtEdge;
+  return std::any_of(parameters.begin(), parameters.end(), [](const FittedParameter& p) {
+    return p.outcome == FittedParameter::Outcome::AtEdge;
   });
 }
 
-FitResult fit_host_costs(const std::string& framework_name_or_path,
+FitResult fit_framework(const std::string& framework_name_or_path,
                          const std::function<void(int)>& progress) {
   FitResult result{wl::load_framework(framework_name_or_path), {}, {}, 0};
   wl::FrameworkConfig& f = result.framework;
   if (f.calibration.points.empty()) {
     throw ConfigError(Origin{f.file, 0},
-                      "the framework declares no calibration set (add calibration: {set, suite, "
-                      "points})");
+                      "the framework declares no calibration set (add calibration: {set, "
+                      "points: {SUITE: [POINT, ...]}})");
   }
-  std::vector<wl::HostCost*> fitted;
-  for (wl::HostCost* c : f.host.all())
-    if (c->fitted) fitted.push_back(c);
+  std::vector<wl::ParameterView> fitted;
+  for (const wl::ParameterView& p : f.parameters())
+    if (p.fitted) fitted.push_back(p);
   if (fitted.empty()) {
     throw ConfigError(Origin{f.file, 0},
-                      "no host cost is marked fitted: true, so there is nothing to fit");
+                      "no parameter is marked fitted: true, so there is nothing to fit");
   }
-  Objective objective(load_suite(f.calibration.suite), f, progress);
+  Objective objective(f, progress);
 
-  for (wl::HostCost* c : fitted) {
-    const Seconds start = c->value;
-    c->value = c->low;
+  for (const wl::ParameterView& p : fitted) {
+    f.set_parameter(p.name, p.low);
     const double at_low = objective(f);
-    c->value = c->high;
+    f.set_parameter(p.name, p.high);
     const double at_high = objective(f);
-    c->value = start;
+    f.set_parameter(p.name, p.value);
     const bool determined = std::abs(at_high - at_low) > 1e-12 * std::max(1.0, at_low);
-    result.costs.push_back({c->name, start, start, c->low, c->high,
-                            determined ? FittedCost::Outcome::Fitted
-                                       : FittedCost::Outcome::Undetermined});
+    result.parameters.push_back({p.name, p.unit, p.value, p.value, p.low, p.high,
+                                 determined ? FittedParameter::Outcome::Fitted
+                                            : FittedParameter::Outcome::Undetermined});
   }
   for (int sweep = 0; sweep < kMostSweeps; ++sweep) {
     double largest_move = 0;
-    for (size_t i = 0; i < fitted.size(); ++i) {
-      if (result.costs[i].outcome == FittedCost::Outcome::Undetermined) continue;
-      const double before = std::log(fitted[i]->value.value);
-      const double best = best_log_value(f, *fitted[i], objective);
-      fitted[i]->value = Seconds{std::exp(best)};
-      largest_move = std::max(largest_move, std::abs(best - before));
+    for (FittedParameter& p : result.parameters) {
+      if (p.outcome == FittedParameter::Outcome::Undetermined) continue;
+      const wl::ParameterView view{p.name, p.unit, p.after, p.low, p.high, true, {}};
+      const double best = best_log_value(f, view, objective);
+      f.set_parameter(p.name, std::exp(best));
+      largest_move = std::max(largest_move, std::abs(best - std::log(p.after)));
+      p.after = std::exp(best);
     }
     if (largest_move < kMoved) break;
   }
-  for (size_t i = 0; i < fitted.size(); ++i) {
-    FittedCost& c = result.costs[i];
-    c.after = fitted[i]->value;
-    if (c.outcome == FittedCost::Outcome::Undetermined) continue;
-    const double lo = std::log(c.low.value), hi = std::log(c.high.value);
-    const double x = std::log(c.after.value);
+  for (FittedParameter& p : result.parameters) {
+    if (p.outcome == FittedParameter::Outcome::Undetermined) continue;
+    const double lo = std::log(p.low), hi = std::log(p.high), x = std::log(p.after);
     if (x - lo < kEdgeShare * (hi - lo) || hi - x < kEdgeShare * (hi - lo))
-      c.outcome = FittedCost::Outcome::AtEdge;
+      p.outcome = FittedParameter::Outcome::AtEdge;
   }
   result.residuals_pct = objective.residuals_pct(f);
   result.evaluations = objective.evaluations();
@@ -240,7 +260,7 @@ void write_fit(const FitResult& result, const std::string& date) {
   const wl::FrameworkConfig& f = result.framework;
   if (result.any_at_edge()) {
     throw ConfigError(Origin{f.file, 0},
-                      "a fitted cost ends at its range's edge, so the calibration points want a "
+                      "a fitted parameter ends at its range's edge, so the calibration points want a "
                       "value its sources rule out: a mechanism is missing from the model (find "
                       "it; do not widen the range). The file is unchanged");
   }
@@ -249,19 +269,20 @@ void write_fit(const FitResult& result, const std::string& date) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
 
   static const std::regex kValue(R"(value:\s*[^,}]+)");
-  for (const FittedCost& c : result.costs) {
-    const wl::HostCost* cost = nullptr;
-    for (const wl::HostCost* h : f.host.all())
-      if (h->name == c.name) cost = h;
-    const int line = cost->origin.line;
+  for (const FittedParameter& p : result.parameters) {
+    const auto views = f.parameters();
+    const Origin origin =
+        std::find_if(views.begin(), views.end(), [&](const auto& v) { return v.name == p.name; })
+            ->origin;
+    const int line = origin.line;
     if (line < 1 || line > static_cast<int>(lines.size()) ||
         !std::regex_search(lines[static_cast<size_t>(line - 1)], kValue)) {
-      throw ConfigError(cost->origin, fmt::format("write {}'s fitted value as {{value: ..., "
-                                                  "fitted: true, range: [...]}} on one line",
-                                                  c.name));
+      throw ConfigError(origin, fmt::format("write {}'s fitted value as {{value: ..., fitted: "
+                                            "true, range: [...]}} on one line",
+                                            p.name));
     }
     std::string& text = lines[static_cast<size_t>(line - 1)];
-    text = std::regex_replace(text, kValue, "value: " + format_us(c.after),
+    text = std::regex_replace(text, kValue, "value: " + wl::format_parameter(p.unit, p.after),
                               std::regex_constants::format_first_only);
   }
 
@@ -287,7 +308,11 @@ void write_fit(const FitResult& result, const std::string& date) {
       << "  fit:\n"
       << "    date: " << date << '\n'
       << "    residuals_pct:\n";
-  for (const auto& [id, error] : result.residuals_pct) out << fmt::format("      {}: {:.2f}\n", id, error);
+  std::string suite;
+  for (const auto& [point, error] : result.residuals_pct) {
+    if (point.suite != suite) out << "      " << (suite = point.suite) << ":\n";
+    out << fmt::format("        {}: {:.2f}\n", point.id, error);
+  }
 
   // Replace the file only once the new text loads as a framework.
   const fs::path target(f.file);

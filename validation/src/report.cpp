@@ -18,21 +18,22 @@ std::string names_of(const std::vector<NameMapping>& mappings) {
   return fmt::format("{}", fmt::join(pairs, ", "));
 }
 
-// The framework's fitted host costs, each beside its sourced range, and what they were fitted on.
+// The framework's fitted parameters, each beside its sourced range, and what they were fitted on.
 std::string fitted_lines(const wl::FrameworkConfig& f) {
   std::string out;
-  for (const wl::HostCost* c : f.host.all()) {
-    if (!c->fitted) continue;
-    out += fmt::format("  {} = {} (fitted; sourced range [{}, {}])\n", c->name,
-                       format_seconds(c->value), format_seconds(c->low), format_seconds(c->high));
+  for (const wl::ParameterView& p : f.parameters()) {
+    if (!p.fitted) continue;
+    out += fmt::format("  {} = {} (fitted; sourced range [{}, {}])\n", p.name,
+                       wl::format_parameter(p.unit, p.value), wl::format_parameter(p.unit, p.low),
+                       wl::format_parameter(p.unit, p.high));
   }
   if (out.empty()) return "";
   const wl::Calibration& cal = f.calibration;
-  return fmt::format("framework {}: {} on {} ({} points of suite {}; {})\n", f.name,
+  return fmt::format("framework {}: {} on {} ({} calibration points: shown, never in a MAPE)\n",
+                     f.name,
                      cal.fitted_on.empty() ? "not yet fitted, starting values"
                                            : "fitted " + cal.fitted_on,
-                     cal.set, cal.points.size(), cal.suite,
-                     "calibration points are shown, never in a MAPE") +
+                     cal.set, cal.points.size()) +
          out;
 }
 
@@ -247,18 +248,21 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
   }
   calibration_mape["overall"] = optional_number(c.calibration_mape_pct);
   ordered_json fitted = ordered_json::array();
-  for (const wl::HostCost* h : framework.host.all()) {
-    if (!h->fitted) continue;
-    fitted.push_back({{"name", h->name},
-                      {"value_s", h->value.value},
-                      {"range_s", {h->low.value, h->high.value}}});
+  for (const wl::ParameterView& p : framework.parameters()) {
+    if (!p.fitted) continue;
+    fitted.push_back({{"name", p.name},
+                      {"unit", p.unit == wl::ParameterUnit::Seconds ? "s" : "bytes"},
+                      {"value", p.value},
+                      {"range", {p.low, p.high}}});
   }
+  ordered_json calibration_points = ordered_json::array();
+  for (const wl::SuitePoint& p : framework.calibration.points)
+    calibration_points.push_back({{"suite", p.suite}, {"id", p.id}});
   return {{"suite", suite.name},
           {"framework", {{"name", framework.name},
                          {"fitted", fitted},
                          {"fitted_on", framework.calibration.fitted_on},
-                         {"calibration_suite", framework.calibration.suite},
-                         {"calibration_points", framework.calibration.points}}},
+                         {"calibration_points", calibration_points}}},
           {"points", points},
           {"bounds", bounds},
           {"claims", claims},

@@ -4,7 +4,7 @@
 //    "below", "predicted", "holds"}], "claims": [{"id", "kind", "holds", "checks": [{"what",
 //    "value", "holds"}], "why_not_checked"}], "mape_pct": {TABLE: mape or null, "overall"},
 //    "calibration_mape_pct": {TABLE: mape, "overall"}, "framework": {"name", "fitted": [{"name",
-//    "value_s", "range_s"}], "fitted_on", "calibration_suite", "calibration_points"}}
+//    "unit" (s or bytes), "value", "range"}], "fitted_on", "calibration_points": [{"suite", "id"}]}}
 // Points carry "role": "calibration" or "validation"; every MAPE but calibration_mape_pct is over
 // validation points only.
 // The same comparison gives the same bytes.

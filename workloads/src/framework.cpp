@@ -3,31 +3,35 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "sim/core/config_reader.hpp"
 
 namespace gpuscale::wl {
 namespace {
 
-// `NAME: 5 us` (sourced) or `NAME: {value: 20 us, fitted: true, range: [5.8 us, 50 us]}`.
-HostCost read_host_cost(const MapReader& costs, const std::string& name, std::string_view example) {
-  HostCost c;
+// `NAME: VALUE` (sourced) or `NAME: {value: V, fitted: true, range: [LOW, HIGH]}`; `read` reads
+// one quantity of the parameter's unit, `format` prints one.
+template <typename Q, typename Read, typename Format>
+ModelParameter<Q> read_parameter(const MapReader& map, const std::string& name,
+                                 std::string_view example, Read read, Format format) {
+  ModelParameter<Q> c;
   c.name = name;
-  const ConfigNode& node = costs.require(name, example);
+  const ConfigNode& node = map.require(name, example);
   c.origin = node.origin();
   if (!node.is_map()) {
-    c.value = read_seconds(node, name);
+    c.value = read(node, name);
     return c;
   }
-  MapReader r(node, "host cost " + name, {"value", "fitted", "range"});
-  c.value = read_seconds(r.require("value", "20 us"), name);
+  MapReader r(node, name, {"value", "fitted", "range"});
+  c.value = read(r.require("value", example), name);
   c.fitted = read_bool(r.require("fitted", "true"), name + " fitted");
-  const ConfigNode& range = r.require("range", "[5 us, 50 us]");
+  const ConfigNode& range = r.require("range", "[LOW, HIGH]");
   if (!range.is_sequence() || range.items().size() != 2) {
     throw ConfigError(range.origin(), fmt::format("range of {} must be [low, high]", name));
   }
-  c.low = read_seconds(range.items()[0], name + " range low");
-  c.high = read_seconds(range.items()[1], name + " range high");
+  c.low = read(range.items()[0], name + " range low");
+  c.high = read(range.items()[1], name + " range high");
   if (c.low.value > c.high.value) {
     throw ConfigError(range.origin(), fmt::format("range of {} has low > high", name));
   }
@@ -35,8 +39,57 @@ HostCost read_host_cost(const MapReader& costs, const std::string& name, std::st
     throw ConfigError(node.origin(),
                       fmt::format("{} = {} lies outside its range [{}, {}]: a fitted value outside "
                                   "its sourced range means a missing mechanism, not a wider range",
-                                  name, format_seconds(c.value), format_seconds(c.low),
-                                  format_seconds(c.high)));
+                                  name, format(c.value), format(c.low), format(c.high)));
+  }
+  return c;
+}
+
+HostCost read_host_cost(const MapReader& costs, const std::string& name, std::string_view example) {
+  return read_parameter<Seconds>(costs, name, example, read_seconds, format_seconds);
+}
+
+template <typename Q>
+ParameterView view_of(const ModelParameter<Q>& p, ParameterUnit unit) {
+  return {p.name, unit, p.value.value, p.low.value, p.high.value, p.fitted, p.origin};
+}
+
+// `calibration: {set: TEXT, points: {SUITE: [ID, ...]}, fit: {date: D, residuals_pct: {SUITE:
+// {ID: E}}}}`
+std::vector<std::pair<SuitePoint, const ConfigNode*>> read_suite_points(const ConfigNode& node,
+                                                                        const std::string& what) {
+  if (!node.is_map() || node.entries().empty()) {
+    throw ConfigError(node.origin(), what + " must map suite names to lists of point ids");
+  }
+  std::vector<std::pair<SuitePoint, const ConfigNode*>> points;
+  for (const ConfigNode::Entry& e : node.entries()) {
+    if (e.value.is_map()) {
+      for (const ConfigNode::Entry& p : e.value.entries())
+        points.push_back({{e.key, p.key}, &p.value});
+    } else if (e.value.is_sequence()) {
+      for (const ConfigNode& p : e.value.items())
+        points.push_back({{e.key, read_string(p, what)}, &p});
+    } else {
+      throw ConfigError(e.value.origin(), what + " of suite " + e.key + " must be a list");
+    }
+  }
+  return points;
+}
+
+Calibration read_calibration(const ConfigNode& node) {
+  MapReader r(node, "calibration", {"set", "points", "fit"});
+  Calibration c;
+  c.set = r.string("set", "\"one-V100 MXNet throughput (fs §4)\"");
+  for (const auto& [point, value] : read_suite_points(
+           r.require("points", "{mxnet-v100: [throughput/ResNet-50/MXNet/1gpu/b1]}"),
+           "calibration points"))
+    c.points.push_back(point);
+  if (const ConfigNode* fit = r.find("fit")) {
+    MapReader fr(*fit, "calibration fit", {"date", "residuals_pct"});
+    c.fitted_on = fr.string("date", "2026-11-24");
+    for (const auto& [point, value] : read_suite_points(
+             fr.require("residuals_pct", "{SUITE: {POINT: -1.2}}"), "residuals_pct")) {
+      c.residuals_pct.emplace_back(point, read_number(*value, "residual of " + point.id, -1e6, 1e6));
+    }
   }
   return c;
 }
@@ -46,28 +99,6 @@ ExchangeLayout read_layout(const ConfigNode& node, const std::string& what) {
   if (v == "kvstore_device") return ExchangeLayout::KvstoreDevice;
   if (v == "kvstore_nccl") return ExchangeLayout::KvstoreNccl;
   return ExchangeLayout::Allreduce;
-}
-
-// `calibration: {set: TEXT, suite: NAME, points: [ID, ...], fit: {date: D, residuals_pct: {ID: E}}}`
-Calibration read_calibration(const ConfigNode& node) {
-  MapReader r(node, "calibration", {"set", "suite", "points", "fit"});
-  Calibration c;
-  c.set = r.string("set", "\"one-V100 MXNet throughput (fs §4)\"");
-  c.suite = r.string("suite", "mxnet-v100");
-  const ConfigNode& points = r.require("points", "[throughput/ResNet-50/MXNet/1gpu/b1]");
-  if (!points.is_sequence() || points.items().empty()) {
-    throw ConfigError(points.origin(), "calibration points must be a non-empty list of point ids");
-  }
-  for (const ConfigNode& p : points.items()) c.points.push_back(read_string(p, "calibration point"));
-  if (const ConfigNode* fit = r.find("fit")) {
-    MapReader fr(*fit, "calibration fit", {"date", "residuals_pct"});
-    c.fitted_on = fr.string("date", "2026-11-24");
-    const ConfigNode& residuals = fr.require("residuals_pct", "{POINT: -1.2}");
-    if (!residuals.is_map()) throw ConfigError(residuals.origin(), "residuals_pct must map point ids to %");
-    for (const ConfigNode::Entry& e : residuals.entries())
-      c.residuals_pct.emplace_back(e.key, read_number(e.value, "residual of " + e.key, -1e6, 1e6));
-  }
-  return c;
 }
 
 }  // namespace
@@ -81,7 +112,32 @@ std::vector<HostCost*> HostCosts::all() {
 }
 
 bool Calibration::has_point(const std::string& suite_name, const std::string& point_id) const {
-  return suite == suite_name && std::find(points.begin(), points.end(), point_id) != points.end();
+  return std::find(points.begin(), points.end(), SuitePoint{suite_name, point_id}) != points.end();
+}
+
+std::string format_parameter(ParameterUnit unit, double value) {
+  return unit == ParameterUnit::Seconds ? fmt::format("{:.4g} us", value * 1e6)
+                                        : fmt::format("{:.4g} MB", value / 1e6);
+}
+
+std::vector<ParameterView> FrameworkConfig::parameters() const {
+  std::vector<ParameterView> views = {view_of(context, ParameterUnit::Bytes)};
+  for (const HostCost* c : host.all()) views.push_back(view_of(*c, ParameterUnit::Seconds));
+  return views;
+}
+
+void FrameworkConfig::set_parameter(const std::string& name, double value) {
+  if (name == context.name) {
+    context.value.value = value;
+    return;
+  }
+  for (HostCost* c : host.all()) {
+    if (c->name == name) {
+      c->value.value = value;
+      return;
+    }
+  }
+  throw std::logic_error("framework: no parameter " + name);
 }
 
 ExchangeLayout FrameworkConfig::exchange_layout(const std::string& comm) const {
@@ -110,7 +166,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
                "update_on_kvstore", "execution", "host_costs", "input", "exchange", "calibration"});
   f.name = r.string("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
-  f.context = read_bytes(r.require("context", "400 MB"), "context of framework");
+  f.context = read_parameter<Bytes>(r, "context", "400 MB", read_bytes, format_bytes);
   f.workspace_limit = read_bytes(r.require("workspace_limit", "1024 MiB"), "workspace_limit");
   f.optimizer_state_per_param = static_cast<int>(
       read_integer(r.require("optimizer_state_per_param", "1"), "optimizer_state_per_param", 0, 8));

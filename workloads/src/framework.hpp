@@ -21,16 +21,30 @@ enum class ExchangeLayout {
   Allreduce       // NCCL/MPI allreduce in place, one process per GPU; a fusion buffer if fusing
 };
 
-// A host cost that is either sourced (A) or fitted on the framework's calibration set (B), in
-// which case it carries the range sources allow; a fitted value outside it means a missing
-// mechanism, never a wider range.
-struct HostCost {
-  Seconds value;
+// A model parameter that is either sourced (A) or fitted on the framework's calibration set
+// (B), in which case it carries the range sources allow; a fitted value outside it means a
+// missing mechanism, never a wider range. Q is Seconds or Bytes.
+template <typename Q>
+struct ModelParameter {
+  Q value;
   bool fitted = false;
-  Seconds low, high;  // fitted only
+  Q low, high;  // fitted only
   std::string name;
   Origin origin;  // its line in the framework file (`gpuscale fit` rewrites the value there)
 };
+using HostCost = ModelParameter<Seconds>;
+
+// Any parameter of a framework, unit-free, for the fit and the reports.
+enum class ParameterUnit { Seconds, Bytes };
+struct ParameterView {
+  std::string name;
+  ParameterUnit unit = ParameterUnit::Seconds;
+  double value = 0, low = 0, high = 0;  // seconds or bytes
+  bool fitted = false;
+  Origin origin;
+};
+// "15.49 us", "868 MB": how the fit writes a value back and the reports print it.
+std::string format_parameter(ParameterUnit unit, double value);
 
 struct HostCosts {
   HostCost kernel_launch;   // per kernel, on the launching thread
@@ -56,15 +70,21 @@ struct InputPipeline {
   int prefetch_batches = 4;  // decoded batches the iterator may hold ahead
 };
 
-// The declared calibration set: the validation points the fitted (B) host costs are fitted on
+// A point of a validation suite: the suite's name and the point's id
+// ("throughput/ResNet-50/MXNet/1gpu/b1", validation/src/suite.hpp).
+struct SuitePoint {
+  std::string suite, id;
+  auto operator<=>(const SuitePoint&) const = default;
+};
+
+// The declared calibration set: the validation points the fitted (B) parameters are fitted on
 // (`gpuscale fit`); every other point of every suite is validation. `fitted_on` and
 // `residuals_pct` are the last fit's provenance, written into the file by `gpuscale fit`.
 struct Calibration {
-  std::string set;                  // in words, with its source
-  std::string suite;                // the validation suite holding the points
-  std::vector<std::string> points;  // point ids of that suite ("throughput/ResNet-50/MXNet/1gpu/b1")
-  std::string fitted_on;            // the date of the last fit; empty: never fitted
-  std::vector<std::pair<std::string, double>> residuals_pct;  // per point, at that fit
+  std::string set;                 // in words, with its source
+  std::vector<SuitePoint> points;  // in file order
+  std::string fitted_on;           // the date of the last fit; empty: never fitted
+  std::vector<std::pair<SuitePoint, double>> residuals_pct;  // per point, at that fit
 
   bool has_point(const std::string& suite_name, const std::string& point_id) const;
 };
@@ -73,7 +93,7 @@ struct FrameworkConfig {
   std::string name;
   std::string description;
   std::string file;       // where it was read from
-  Bytes context;          // CUDA context, libraries and framework start-up, per GPU
+  ModelParameter<Bytes> context;  // CUDA context, libraries and framework start-up, per GPU
   Bytes workspace_limit;  // the most cuDNN workspace a convolution may take
   int optimizer_state_per_param = 1;  // arrays the optimizer keeps per parameter array
   bool update_on_kvstore = true;      // the reducing GPU runs the optimizer (MXNet kvstore)
@@ -82,6 +102,11 @@ struct FrameworkConfig {
   InputPipeline input;
   std::vector<std::pair<std::string, ExchangeLayout>> exchange;  // comm method -> layout
   Calibration calibration;
+
+  // Every parameter that may be fitted (the context and the host costs), in file order, and
+  // setting one by name (SI units); `gpuscale fit` works on these.
+  std::vector<ParameterView> parameters() const;
+  void set_parameter(const std::string& name, double value);
 
   // How `comm` runs: the framework's own kvstore methods, else an allreduce.
   ExchangeLayout exchange_layout(const std::string& comm) const;

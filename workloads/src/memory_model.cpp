@@ -41,7 +41,7 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
   const double optimizer_bytes = param_bytes * f.optimizer_state_per_param;
 
   MemoryParts common;
-  common.context = f.context.value;
+  common.context = f.context.value.value;
   common.weights = param_bytes;
   common.gradients = param_bytes;
   common.activations = activation_bytes_per_sample(w, costs) * o.batch;
