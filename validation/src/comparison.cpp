@@ -20,6 +20,27 @@ std::optional<double> mape_pct(const std::vector<PointResult>& points, bool cali
   return sum / counted;
 }
 
+namespace {
+
+// The table's points predicted under `reading`: the metric's mean over the reading's GPU counts.
+std::vector<PointResult> read_otherwise(const Table& table, const std::vector<PointResult>& points,
+                                        const AlternativeReading& reading, const Metrics& metrics) {
+  std::vector<PointResult> results = points;
+  for (PointResult& r : results) {
+    double sum = 0;
+    for (int g : reading.gpus) {
+      StudyRun run = r.point;
+      run.gpus = g;
+      sum += metrics.predicted(table, run);
+    }
+    r.predicted = sum / static_cast<double>(reading.gpus.size());
+    r.error_pct = error_pct(r.point.measured, r.predicted);
+  }
+  return results;
+}
+
+}  // namespace
+
 Comparison compare(const Suite& suite, const Metrics& metrics,
                    const wl::Calibration& calibration) {
   Comparison c;
@@ -48,6 +69,8 @@ Comparison compare(const Suite& suite, const Metrics& metrics,
       summary.bounds_holding += c.bounds.back().holds ? 1 : 0;
     }
     c.tables.push_back(summary);
+    for (const AlternativeReading& reading : table.alternatives)
+      c.alternatives.push_back({table.id, reading, mape_pct(read_otherwise(table, points, reading, metrics))});
     c.points.insert(c.points.end(), points.begin(), points.end());
   }
   c.overall_mape_pct = mape_pct(c.points);

@@ -33,6 +33,13 @@ struct BoundResult {
   bool holds = false;
 };
 
+// A table's points under one of its alternative readings (suite.hpp).
+struct AlternativeSummary {
+  std::string table;
+  AlternativeReading reading;
+  std::optional<double> mape_pct;  // over the same points as the table's own MAPE
+};
+
 struct TableSummary {
   std::string id, title;
   std::optional<double> mape_pct;  // validation points; nullopt: none count
@@ -52,6 +59,7 @@ struct Comparison {
   int overall_points = 0;
   std::optional<double> calibration_mape_pct;
   int calibration_points = 0;
+  std::vector<AlternativeSummary> alternatives;
   std::vector<ClaimResult> claims;
 };
 

@@ -91,6 +91,13 @@ std::string table_section(const TableSummary& t, const Comparison& c, Metric met
     out += fmt::format("  bounds: {} of {} hold (pass/fail, not in the MAPE)\n", t.bounds_holding,
                        t.bounds);
   }
+  for (const AlternativeSummary& a : c.alternatives) {
+    if (a.table != t.id) continue;
+    out += fmt::format("  alternative reading {} (the mean over {} GPUs): MAPE {} (not in any "
+                       "headline)\n",
+                       a.reading.id, fmt::join(a.reading.gpus, " and "),
+                       a.mape_pct ? fmt::format("{:.1f}%", *a.mape_pct) : "-");
+  }
   return out;
 }
 
@@ -239,6 +246,13 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     if (!r.why_not_checked.empty()) claim["why_not_checked"] = r.why_not_checked;
     claims.push_back(claim);
   }
+  ordered_json alternatives = ordered_json::array();
+  for (const AlternativeSummary& a : c.alternatives) {
+    alternatives.push_back({{"table", a.table},
+                            {"id", a.reading.id},
+                            {"gpus", a.reading.gpus},
+                            {"mape_pct", optional_number(a.mape_pct)}});
+  }
   ordered_json mape = ordered_json::object();
   for (const TableSummary& t : c.tables) mape[t.id] = optional_number(t.mape_pct);
   mape["overall"] = optional_number(c.overall_mape_pct);
@@ -267,7 +281,8 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
           {"bounds", bounds},
           {"claims", claims},
           {"mape_pct", mape},
-          {"calibration_mape_pct", calibration_mape}};
+          {"calibration_mape_pct", calibration_mape},
+          {"alternative_readings", alternatives}};
 }
 
 }  // namespace gpuscale::validation

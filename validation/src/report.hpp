@@ -5,6 +5,7 @@
 //    "value", "holds"}], "why_not_checked"}], "mape_pct": {TABLE: mape or null, "overall"},
 //    "calibration_mape_pct": {TABLE: mape, "overall"}, "framework": {"name", "fitted": [{"name",
 //    "unit" (s or bytes), "value", "range"}], "fitted_on", "calibration_points": [{"suite", "id"}]}}
+//    "alternative_readings": [{"table", "id", "gpus", "mape_pct"}]
 // Points carry "role": "calibration" or "validation"; every MAPE but calibration_mape_pct is over
 // validation points only.
 // The same comparison gives the same bytes.

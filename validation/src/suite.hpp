@@ -59,6 +59,16 @@ struct Bound : StudyRun {
   double below = 0;
 };
 
+// Another plausible reading of a table's points, declared with the evidence for it: every point
+// predicted as the mean of its metric over `gpus` instead of at its own GPU count. Its error is
+// reported beside the table's, never in a headline.
+struct AlternativeReading {
+  std::string id;
+  std::vector<int> gpus;
+  std::string why;
+  Origin origin;
+};
+
 struct Table {
   std::string id;
   std::string title;
@@ -66,6 +76,7 @@ struct Table {
   std::string relative_to;  // OverheadPct: the method the overhead is measured against
   std::vector<Point> points;
   std::vector<Bound> bounds;
+  std::vector<AlternativeReading> alternatives;
 };
 
 // The parameters of every claim kind in one struct; a kind reads the fields its form names

@@ -30,7 +30,9 @@ const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "interpretation",
-                                             "points", "bounds",      "derived_columns"};
+                                             "points", "bounds",      "derived_columns",
+                                             "alternatives"};
+const std::vector<std::string> kAlternativeKeys = {"id", "gpus", "why"};
 const std::vector<std::string> kPointKeys = {"network", "method",   "gpus",    "batch",
                                              "scaling", "measured", "suspect", "note"};
 const std::vector<std::string> kBoundKeys = {"network", "method",  "gpus",
@@ -247,6 +249,12 @@ Table read_table(const std::string& path, const SuiteNames& names) {
     t.bounds.push_back(read_bound(*item, t, names));
   for (const ConfigNode* item : list_items(map, "derived_columns"))
     check_derived_column(*item, names);
+  for (const ConfigNode* item : list_items(map, "alternatives")) {
+    const MapReader alt(*item, "alternative reading of table " + t.id, kAlternativeKeys);
+    t.alternatives.push_back({alt.string("id", "two-gpus"), names.gpu_counts(alt.require("gpus", "[2]")),
+                              read_string(alt.require("why", "\"the evidence for it\""), "why"),
+                              item->origin()});
+  }
   return t;
 }
 
