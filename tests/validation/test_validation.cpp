@@ -43,6 +43,52 @@ TEST(Comparison, MapeIsTheMeanAbsoluteErrorWithoutSuspectPoints) {
   EXPECT_FALSE(mape_pct({}).has_value());
 }
 
+TEST(Comparison, AlternativeReadingPredictsTheMeanOverItsGpuCounts) {
+  auto files = testing::tiny_suite_files();
+  files["speedup.yaml"] += "alternatives:\n  - {id: two-and-eight, gpus: [2, 8], why: w}\n";
+  const Suite suite = load_suite(testing::write_suite(files));
+  ASSERT_EQ(suite.tables[0].alternatives.size(), 1u);
+  const Comparison c = compare(suite, testing::metrics_of(suite, testing::ideal_run));
+  ASSERT_EQ(c.alternatives.size(), 1u);
+  EXPECT_EQ(c.alternatives[0].reading.id, "two-and-eight");
+  // Perfect scaling: (2 + 8) / 2 = 5 against the one counted point's 1.5.
+  EXPECT_NEAR(*c.alternatives[0].mape_pct, 100 * (5 - 1.5) / 1.5, 1e-9);
+  EXPECT_NEAR(*c.overall_mape_pct, 100.0 / 3, 1e-12);  // the headline keeps the table's reading
+}
+
+TEST(Comparison, AlternativeReadingNeedsGpuCountsTheSetupRuns) {
+  auto files = testing::tiny_suite_files();
+  files["speedup.yaml"] += "alternatives:\n  - {id: three, gpus: [3], why: w}\n";
+  const std::string dir = testing::write_suite(files);
+  EXPECT_THAT(gpuscale::testing::config_error_of([&] { load_suite(dir); }),
+              HasSubstr(dir + "/speedup.yaml:10"));
+}
+
+TEST(Comparison, ATotalBatchKeepsTheIterationsOfOneGpu) {
+  auto files = testing::tiny_suite_files();
+  files["suite.yaml"].replace(files["suite.yaml"].find("  epochs: 1\n"), 12,
+                              "  epochs: 1\n  alternatives:\n    - {id: total, batch_per: total, "
+                              "why: w}\n");
+  Suite suite = load_suite(testing::write_suite(files));
+  ASSERT_EQ(suite.setup.alternatives.size(), 1u);
+  EXPECT_TRUE(suite.setup.alternatives[0].batch_total);
+  const RunKey eight{"LeNet", "P2P", 8, 16};
+  // Every iteration takes the same time here: per GPU, 8 GPUs run 8 times fewer iterations...
+  EXPECT_DOUBLE_EQ(testing::metrics_of(suite, testing::ideal_run).speedup(eight), 8);
+  // ...whereas a total batch of 16 gives every GPU count 256000 / 16 iterations.
+  suite.setup.batch_total = true;
+  EXPECT_DOUBLE_EQ(testing::metrics_of(suite, testing::ideal_run).speedup(eight), 1);
+}
+
+TEST(Comparison, ATotalBatchMustSplitOverEveryGpuCount) {
+  auto files = testing::tiny_suite_files();
+  files["suite.yaml"].replace(files["suite.yaml"].find("batches: [16, 32]"), 17, "batches: [16, 30]");
+  files["suite.yaml"].replace(files["suite.yaml"].find("batch_per: gpu"), 14, "batch_per: total");
+  const std::string dir = testing::write_suite(files);
+  EXPECT_THAT(gpuscale::testing::config_error_of([&] { load_suite(dir); }),
+              HasSubstr("a total batch of 30 does not split over 4 GPUs"));
+}
+
 TEST(Comparison, TinySuiteWithPerfectScaling) {
   const Suite suite = load_suite(testing::write_suite(testing::tiny_suite_files()));
   const Comparison c = compare(suite, testing::metrics_of(suite, testing::ideal_run));

@@ -22,24 +22,39 @@ struct ValidateOptions {
   std::vector<std::string> without;
 };
 
-void validate(const ValidateOptions& o) {
-  const validation::Suite suite = validation::load_suite(o.suite);
-  validation::Predictions predictions =
-      validation::predict(suite, [](int done, int total, const sim::ResultRow& r) {
-        std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done,
-                                 total, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
-      }, o.without);
+void print_progress(int done, int total, const sim::ResultRow& r) {
+  std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done, total,
+                           r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
+}
+
+// The suite predicted and compared with its measurements as its setup reads it.
+std::pair<validation::Metrics, validation::Comparison> compared(
+    const validation::Suite& suite, const wl::FrameworkConfig& framework,
+    const std::vector<std::string>& without) {
   std::vector<std::string> methods;
   for (const auto& m : suite.methods) methods.push_back(m.study);
-  const validation::Metrics metrics(suite.setup, methods, std::move(predictions));
+  validation::Metrics metrics(suite.setup, methods,
+                              validation::predict(suite, print_progress, without));
   // Points in the framework's calibration set are reported apart from the validation points.
+  validation::Comparison comparison = validation::compare(suite, metrics, framework.calibration);
+  return {std::move(metrics), std::move(comparison)};
+}
+
+void validate(const ValidateOptions& o) {
+  const validation::Suite suite = validation::load_suite(o.suite);
   const wl::FrameworkConfig framework = wl::load_framework(suite.setup.framework);
-  const validation::Comparison comparison =
-      validation::compare(suite, metrics, framework.calibration);
+  const auto [metrics, comparison] = compared(suite, framework, o.without);
+  std::vector<validation::SetupReadingResult> readings;
+  for (const validation::SetupAlternative& alternative : suite.setup.alternatives) {
+    validation::Suite other = suite;
+    other.setup.batch_total = alternative.batch_total;
+    readings.push_back({alternative, compared(other, framework, o.without).second});
+  }
   // Rendered whole before printing: an error never leaves half an output behind.
   const std::string out =
-      o.format == "json" ? validation::comparison_json(suite, comparison, framework).dump(2) + "\n"
-                         : validation::comparison_table(suite, comparison, framework);
+      o.format == "json"
+          ? validation::comparison_json(suite, comparison, framework, readings).dump(2) + "\n"
+          : validation::comparison_table(suite, comparison, framework, readings);
   if (!o.plot_dir.empty()) {
     const auto files = validation::write_plots(suite, metrics, comparison, o.plot_dir);
     std::cerr << fmt::format("wrote {} figures to {}\n", files.size(), o.plot_dir);

@@ -63,6 +63,12 @@ struct Comparison {
   std::vector<ClaimResult> claims;
 };
 
+// The whole comparison again under one of the setup's alternative readings (suite.hpp).
+struct SetupReadingResult {
+  SetupAlternative reading;
+  Comparison comparison;
+};
+
 double error_pct(double measured, double predicted);
 // Mean |error_pct| of the points of the role (calibration or validation) that are not suspect;
 // nullopt if there are none.

@@ -4,11 +4,12 @@
 // steady-state iteration time, its FP+BP and WU parts, and memory per GPU. Everything else
 // follows from the setup (the *.yaml interpretations define each metric):
 //   iterations(G, B)  = ceil(images / (G x B)); images = strong_images, or weak_images_per_gpu x G
+//                       (a total batch, setup.batch_total: ceil(images / B), each GPU runs B / G)
 //   epoch(G, B)       = iteration_s x iterations(G, B)
 //   speedup(G)        = epoch(1) / epoch(G), the same method and batch (strong scaling);
 //                       weak: G x epoch(1) / epoch(G), the throughput ratio
 //   overhead_pct      = 100 x (epoch(method) - epoch(relative_to)) / epoch(relative_to)
-//   images_per_s      = G x B / iteration_s, the training throughput of all GPUs together
+//   images_per_s      = G x B / iteration_s (B / iteration_s for a total batch), all GPUs together
 //   FP+BP, WU per epoch = the per-iteration fpbp_s, wu_s x iterations (strong scaling)
 // Weak scaling needs no simulation of its own: the per-GPU batch, hence the iteration, is the
 // same as in strong scaling; only the images per epoch, hence the iterations, change.

@@ -102,31 +102,48 @@ Predictions predict(const Suite& suite, const Progress& progress,
   const wl::FrameworkConfig framework =
       framework_config ? *framework_config : wl::load_framework(setup.framework);
 
-  // One strong-scaling experiment covers the weak runs too (metrics.hpp).
-  sim::Experiment experiment;
-  experiment.topology = setup.topology;
-  experiment.framework = setup.framework;
-  experiment.framework_config = std::move(framework_config);
-  experiment.without = without;
+  // Strong-scaling experiments cover the weak runs too (metrics.hpp): one per GPU count, since a
+  // total batch B on G GPUs runs B / G per GPU (every G divides B, suite_loader.cpp).
+  sim::Experiment base;
+  base.topology = setup.topology;
+  base.framework = setup.framework;
+  base.framework_config = std::move(framework_config);
+  base.without = without;
   if (setup.synthetic_data &&
       std::find(without.begin(), without.end(), "input") == without.end()) {
-    experiment.without.push_back("input");
+    base.without.push_back("input");
   }
-  experiment.workloads = distinct_targets(suite.networks);
-  experiment.comms = distinct_targets(suite.methods);
-  experiment.batches = setup.batches;
-  experiment.gpus = setup.gpus;
-  experiment.scaling = sim::Scaling::Strong;
-  experiment.images = setup.strong_images;
-  const std::vector<sim::ResultRow> rows = sim::run_experiment(experiment, progress);
+  base.workloads = distinct_targets(suite.networks);
+  base.comms = distinct_targets(suite.methods);
+  base.scaling = sim::Scaling::Strong;
+  base.images = setup.strong_images;
+  std::vector<sim::Experiment> experiments;
+  size_t total = 0;
+  for (int g : setup.gpus) {
+    sim::Experiment e = base;
+    e.gpus = {g};
+    e.batches.clear();
+    for (int b : setup.batches) e.batches.push_back(setup.batch_total ? b / g : b);
+    total += e.workloads.size() * e.comms.size() * e.batches.size();
+    experiments.push_back(std::move(e));
+  }
+  std::vector<sim::ResultRow> rows;
+  for (const sim::Experiment& e : experiments) {
+    const int done_before = static_cast<int>(rows.size());
+    const auto batch_rows = sim::run_experiment(e, [&](int done, int, const sim::ResultRow& row) {
+      if (progress) progress(done_before + done, static_cast<int>(total), row);
+    });
+    rows.insert(rows.end(), batch_rows.begin(), batch_rows.end());
+  }
 
   Predictions predictions;
   for (const sim::ResultRow& row : rows) {
     for (const NameMapping& network : suite.networks) {
       if (network.gpuscale != row.workload) continue;
+      const int batch = setup.batch_total ? row.batch * row.gpus : row.batch;
       for (const NameMapping& method : suite.methods) {
         if (method.gpuscale != row.comm) continue;
-        predictions.runs[{network.study, method.study, row.gpus, row.batch}] =
+        predictions.runs[{network.study, method.study, row.gpus, batch}] =
             PredictedRun{row.iteration_s,    row.fpbp_s,
                          row.wu_s,           row.memory_before_training_gb,
                          row.memory_gpu0_gb, row.memory_max_other_gb};

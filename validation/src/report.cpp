@@ -127,6 +127,25 @@ std::string mape_summary(const Comparison& c) {
   return out;
 }
 
+std::string setup_readings_section(const std::vector<SetupReadingResult>& readings) {
+  std::string out;
+  for (const SetupReadingResult& r : readings) {
+    const Comparison& c = r.comparison;
+    int held = 0, bounds = 0;
+    for (const TableSummary& t : c.tables) held += t.bounds_holding, bounds += t.bounds;
+    out += fmt::format("\nAlternative reading of the setup: {} (batch per {}; not in any headline)\n",
+                       r.reading.id, r.reading.batch_total ? "all GPUs together" : "GPU");
+    for (const TableSummary& t : c.tables) {
+      if (t.mape_pct)
+        out += fmt::format("  {:<22} {:>7.1f} {:>7}\n", t.id, *t.mape_pct, t.points_in_mape);
+    }
+    out += fmt::format("  {:<22} {:>7} {:>7}  bounds: {} of {} hold\n", "overall",
+                       c.overall_mape_pct ? fmt::format("{:.1f}", *c.overall_mape_pct) : "-",
+                       c.overall_points, held, bounds);
+  }
+  return out;
+}
+
 std::string verdict_name(const ClaimResult& r) {
   if (r.kind == "not_checked") return "not checked";
   if (!r.holds) return "no verdict";
@@ -207,17 +226,35 @@ ordered_json optional_bool(const std::optional<bool>& value) {
 }  // namespace
 
 std::string comparison_table(const Suite& suite, const Comparison& c,
-                             const wl::FrameworkConfig& framework) {
+                             const wl::FrameworkConfig& framework,
+                             const std::vector<SetupReadingResult>& readings) {
   std::string out = header(suite, framework);
   for (size_t i = 0; i < c.tables.size(); ++i)
     out += table_section(c.tables[i], c, suite.tables[i].metric);
   out += mape_summary(c);
+  out += setup_readings_section(readings);
   out += claims_section(c);
   return out;
 }
 
 ordered_json comparison_json(const Suite& suite, const Comparison& c,
-                             const wl::FrameworkConfig& framework) {
+                             const wl::FrameworkConfig& framework,
+                             const std::vector<SetupReadingResult>& readings) {
+  ordered_json setup_readings = ordered_json::array();
+  for (const SetupReadingResult& r : readings) {
+    ordered_json mape = ordered_json::object();
+    int held = 0, bounds = 0;
+    for (const TableSummary& t : r.comparison.tables) {
+      mape[t.id] = optional_number(t.mape_pct);
+      held += t.bounds_holding, bounds += t.bounds;
+    }
+    mape["overall"] = optional_number(r.comparison.overall_mape_pct);
+    setup_readings.push_back({{"id", r.reading.id},
+                              {"batch_per", r.reading.batch_total ? "total" : "gpu"},
+                              {"mape_pct", mape},
+                              {"bounds_holding", held},
+                              {"bounds", bounds}});
+  }
   ordered_json points = ordered_json::array();
   for (const PointResult& p : c.points) {
     ordered_json point = run_json(p.table, p.point);
@@ -282,7 +319,8 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
           {"claims", claims},
           {"mape_pct", mape},
           {"calibration_mape_pct", calibration_mape},
-          {"alternative_readings", alternatives}};
+          {"alternative_readings", alternatives},
+          {"setup_readings", setup_readings}};
 }
 
 }  // namespace gpuscale::validation

@@ -5,7 +5,8 @@
 //    "value", "holds"}], "why_not_checked"}], "mape_pct": {TABLE: mape or null, "overall"},
 //    "calibration_mape_pct": {TABLE: mape, "overall"}, "framework": {"name", "fitted": [{"name",
 //    "unit" (s or bytes), "value", "range"}], "fitted_on", "calibration_points": [{"suite", "id"}]}}
-//    "alternative_readings": [{"table", "id", "gpus", "mape_pct"}]
+//    "alternative_readings": [{"table", "id", "gpus", "mape_pct"}], "setup_readings": [{"id",
+//    "batch_per", "mape_pct": {TABLE: mape or null, "overall"}, "bounds_holding", "bounds"}]
 // Points carry "role": "calibration" or "validation"; every MAPE but calibration_mape_pct is over
 // validation points only.
 // The same comparison gives the same bytes.
@@ -20,9 +21,13 @@
 
 namespace gpuscale::validation {
 
+// `readings`: the comparison under each of the setup's alternative readings, reported after the
+// headline's tables as their MAPE per table and bounds held.
 std::string comparison_table(const Suite& suite, const Comparison& comparison,
-                             const wl::FrameworkConfig& framework);
+                             const wl::FrameworkConfig& framework,
+                             const std::vector<SetupReadingResult>& readings = {});
 nlohmann::ordered_json comparison_json(const Suite& suite, const Comparison& comparison,
-                                       const wl::FrameworkConfig& framework);
+                                       const wl::FrameworkConfig& framework,
+                                       const std::vector<SetupReadingResult>& readings = {});
 
 }  // namespace gpuscale::validation

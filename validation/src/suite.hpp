@@ -19,18 +19,30 @@
 
 namespace gpuscale::validation {
 
-// How the study ran: the machine, the per-GPU batches, the GPU counts and the images per epoch.
+// Another plausible reading of the whole setup, declared with the evidence for it: the study's
+// batches read as MXNet's --batch-size, the total over the GPUs. Every table is predicted again
+// under it and its MAPE reported beside the headline, never in it.
+struct SetupAlternative {
+  std::string id;
+  bool batch_total = true;
+  std::string why;
+  Origin origin;
+};
+
+// How the study ran: the machine, the batches, the GPU counts and the images per epoch.
 struct Setup {
   std::string topology;
   std::string framework;  // memory-model constants (workloads/frameworks)
   std::vector<int> gpus;
-  std::vector<int> batches;  // per GPU
+  std::vector<int> batches;  // per GPU, or in all when batch_total
+  bool batch_total = false;  // batch_per: total (MXNet's --batch-size), split over the GPUs
   std::string dataset;
   std::string precision;
   long strong_images = 0;        // per epoch, whatever the GPU count
   long weak_images_per_gpu = 0;  // per epoch and GPU
   Bytes gpu_memory;              // of each of the machine's GPUs
   bool synthetic_data = false;   // the runs fed generated batches: no input pipeline to model
+  std::vector<SetupAlternative> alternatives;
   Origin origin;
 };
 

@@ -26,7 +26,9 @@ const std::vector<std::string> kSuiteKeys = {
 const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus",
                                              "batches",   "batch_per",     "epochs",
                                              "dataset",   "strong_images", "weak_images_per_gpu",
-                                             "precision", "gpu_memory",    "data"};
+                                             "precision", "gpu_memory",    "data",
+                                             "alternatives"};
+const std::vector<std::string> kSetupAlternativeKeys = {"id", "batch_per", "why"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "interpretation",
@@ -101,8 +103,20 @@ Setup read_setup(const ConfigNode& node) {
     throw ConfigError(gpus.origin(), "setup.gpus must include 1: speedups are over one GPU");
   }
   s.batches = read_counts(map.require("batches", "[16, 32, 64]"), "setup.batches", 1 << 20);
-  // gpuscale's batch is always per GPU; a study with a total batch needs its batches divided.
-  read_one_of(map.require("batch_per", "gpu"), "setup.batch_per", {"gpu"});
+  // A total batch is split over the GPUs, so it must divide by every GPU count.
+  auto batch_total = [&](const ConfigNode& node, const std::string& what) {
+    const bool total = read_one_of(node, what, {"gpu", "total"}) == "total";
+    for (int b : s.batches) {
+      for (int g : s.gpus) {
+        if (total && b % g != 0)
+          throw ConfigError(node.origin(), fmt::format("a total batch of {} does not split over {} "
+                                                       "GPUs (give batches every GPU count divides)",
+                                                       b, g));
+      }
+    }
+    return total;
+  };
+  s.batch_total = batch_total(map.require("batch_per", "gpu"), "setup.batch_per");
   // The harness predicts one-epoch runs; every metric is a ratio of such runs or memory.
   read_integer(map.require("epochs", "1"), "setup.epochs", 1, 1);
   const ConfigNode& dataset = map.require("dataset", "imagenet");
@@ -118,6 +132,17 @@ Setup read_setup(const ConfigNode& node) {
   // leave the input pipeline out.
   if (const ConfigNode* data = map.find("data"))
     s.synthetic_data = read_one_of(*data, "setup.data", {"dataset", "synthetic"}) == "synthetic";
+  if (const ConfigNode* alternatives = map.find("alternatives")) {
+    if (!alternatives->is_sequence())
+      throw ConfigError(alternatives->origin(), "setup.alternatives must be a list");
+    for (const ConfigNode& item : alternatives->items()) {
+      const MapReader alt(item, "alternative reading of the setup", kSetupAlternativeKeys);
+      s.alternatives.push_back({alt.string("id", "total-batch"),
+                                batch_total(alt.require("batch_per", "total"), "batch_per"),
+                                read_string(alt.require("why", "\"the evidence\""), "why"),
+                                item.origin()});
+    }
+  }
   return s;
 }
 
