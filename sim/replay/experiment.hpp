@@ -4,8 +4,8 @@
 // GPU, throughput, the FP+BP / WU breakdown, exposed communication, memory per GPU and link
 // utilisation.
 //
-// Epoch: the steady-state iteration time times the iterations an epoch needs,
-// ceil(images / (gpus x batch)); strong scaling keeps `images` fixed, weak scaling multiplies it
+// Epoch: the run's one-time set-up (run_setup.hpp) plus the steady-state iteration time times
+// the iterations an epoch needs, ceil(images / (gpus x batch)); strong scaling keeps `images` fixed, weak scaling multiplies it
 // by the GPUs (the study's 256K/512K/1M/2M for 1/2/4/8 GPUs).
 #pragma once
 
@@ -75,6 +75,7 @@ struct ResultRow {
   int gpus = 1;
   int batch = 1;
   double iteration_s = 0, epoch_s = 0, speedup = 0, throughput_img_s = 0;
+  double setup_s = 0;  // paid once per run, in epoch_s (run_setup.hpp)
   double fpbp_s = 0, wu_s = 0, exposed_comm_s = 0;
   double memory_gpu0_gb = 0, memory_max_other_gb = 0;
   double memory_before_training_gb = 0;  // GPU0 once set up: context, weights, gradients

@@ -501,7 +501,7 @@ bool is_kvstore_method(const wl::FrameworkConfig& framework, const std::string& 
 }
 
 const std::vector<std::string>& mechanism_names() {
-  static const std::vector<std::string> names{"engine", "host", "input"};
+  static const std::vector<std::string> names{"engine", "host", "input", "setup"};
   return names;
 }
 
@@ -514,6 +514,8 @@ Mechanisms mechanisms_without(const std::vector<std::string>& names) {
       m.host = false;
     } else if (name == "input") {
       m.input = false;
+    } else if (name == "setup") {
+      m.setup = false;
     } else {
       throw ConfigError({"--without"}, unknown_name_message("mechanism", name, mechanism_names()));
     }

@@ -56,6 +56,7 @@ struct Mechanisms {
   bool engine = true;  // engine operations: their own cost, kernel launches, per-op syncs, pools
   bool host = true;    // the Python thread: per-GPU and per-key work, the metric syncs
   bool input = true;   // the input pipeline: decode threads, prefetch, host-to-device copies
+  bool setup = true;   // per-run costs before the first iteration (run_setup.hpp)
 };
 // The names `--without` takes.
 const std::vector<std::string>& mechanism_names();

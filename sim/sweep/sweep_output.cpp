@@ -111,6 +111,7 @@ JsonRow row_json(const SweepRow& row) {
           {"batch", r.batch},
           {"iteration_s", r.iteration_s},
           {"epoch_s", r.epoch_s},
+          {"setup_s", r.setup_s},
           {"speedup", r.speedup},
           {"efficiency", r.speedup / r.gpus},
           {"throughput_img_s", r.throughput_img_s},
@@ -126,7 +127,7 @@ JsonRow row_json(const SweepRow& row) {
 std::string rows_csv(const std::vector<JsonRow>& rows) {
   static const std::vector<std::string> columns = {
       "index", "hash", "machine", "topology", "workload", "comm", "routing", "fusion_mb", "protocol",
-      "scaling", "gpus", "batch", "iteration_s", "epoch_s", "speedup", "efficiency",
+      "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup", "efficiency",
       "throughput_img_s", "fpbp_s", "wu_s", "exposed_comm_s", "memory_gpu0_gb",
       "memory_max_other_gb", "max_link_utilisation"};
   std::string out;

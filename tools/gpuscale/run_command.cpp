@@ -87,6 +87,7 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
                        {"scaling", r.scaling},
                        {"iteration_s", r.iteration_s},
                        {"epoch_s", r.epoch_s},
+                       {"setup_s", r.setup_s},
                        {"speedup", r.speedup},
                        {"throughput_img_s", r.throughput_img_s},
                        {"fpbp_s", r.fpbp_s},
@@ -101,12 +102,12 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
 
 std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   std::string out =
-      "topology,workload,comm,gpus,batch,scaling,iteration_s,epoch_s,speedup,throughput_img_s,"
-      "fpbp_s,wu_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb\n";
+      "topology,workload,comm,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
+      "throughput_img_s,fpbp_s,wu_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb\n";
   for (const sim::ResultRow& r : rows) {
-    out += fmt::format("{},{},{},{},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.4g},{:.4g}\n",
+    out += fmt::format("{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.4g},{:.4g}\n",
                        r.topology, r.workload, r.comm, r.gpus, r.batch, r.scaling, r.iteration_s,
-                       r.epoch_s, r.speedup, r.throughput_img_s, r.fpbp_s, r.wu_s,
+                       r.epoch_s, r.setup_s, r.speedup, r.throughput_img_s, r.fpbp_s, r.wu_s,
                        r.exposed_comm_s, r.memory_gpu0_gb, r.memory_max_other_gb);
   }
   return out;
@@ -201,9 +202,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--framework", e.framework, "How iterations execute: a shipped framework or a "
                                               "file (workloads/frameworks)")
       ->capture_default_str();
-  cmd->add_option("--without", e.without, "Host mechanisms left out, comma-separated: engine "
-                                          "(engine ops, launches, syncs), host (the Python "
-                                          "thread), input (the input pipeline)")
+  cmd->add_option("--without", e.without, "Mechanisms left out, comma-separated: engine (engine "
+                                          "ops, launches, syncs), host (the Python thread), "
+                                          "input (the input pipeline), setup (per-run costs)")
       ->delimiter(',')
       ->check(CLI::IsMember(sim::mechanism_names()));
   cmd->add_option("--profile", e.profile, "Measured per-layer times (docs/compute-model.md)");

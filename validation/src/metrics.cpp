@@ -29,7 +29,7 @@ double Metrics::iterations(const RunKey& run, sim::Scaling scaling) const {
 }
 
 double Metrics::epoch_s(const RunKey& key, sim::Scaling scaling) const {
-  return run(key).iteration_s * iterations(key, scaling);
+  return run(key).setup_s + run(key).iteration_s * iterations(key, scaling);
 }
 
 double Metrics::speedup(const RunKey& key, sim::Scaling scaling) const {

@@ -5,7 +5,7 @@
 // follows from the setup (the *.yaml interpretations define each metric):
 //   iterations(G, B)  = ceil(images / (G x B)); images = strong_images, or weak_images_per_gpu x G
 //                       (a total batch, setup.batch_total: ceil(images / B), each GPU runs B / G)
-//   epoch(G, B)       = iteration_s x iterations(G, B)
+//   epoch(G, B)       = setup_s + iteration_s x iterations(G, B)
 //   speedup(G)        = epoch(1) / epoch(G), the same method and batch (strong scaling);
 //                       weak: G x epoch(1) / epoch(G), the throughput ratio
 //   overhead_pct      = 100 x (epoch(method) - epoch(relative_to)) / epoch(relative_to)
@@ -34,6 +34,7 @@ struct RunKey {
 
 struct PredictedRun {
   double iteration_s = 0;  // steady state
+  double setup_s = 0;      // once per run (sim/replay/run_setup.hpp)
   double fpbp_s = 0;       // per iteration
   double wu_s = 0;         // per iteration
   double memory_pretrain_gb = 0;

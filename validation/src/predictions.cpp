@@ -144,7 +144,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
       for (const NameMapping& method : suite.methods) {
         if (method.gpuscale != row.comm) continue;
         predictions.runs[{network.study, method.study, row.gpus, batch}] =
-            PredictedRun{row.iteration_s,    row.fpbp_s,
+            PredictedRun{row.iteration_s,    row.setup_s,         row.fpbp_s,
                          row.wu_s,           row.memory_before_training_gb,
                          row.memory_gpu0_gb, row.memory_max_other_gb};
       }

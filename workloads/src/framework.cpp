@@ -173,7 +173,8 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
   f.update_on_kvstore = read_bool(r.require("update_on_kvstore", "true"), "update_on_kvstore");
 
   MapReader e(r.require("execution", "{processes: one_per_node}"), "execution",
-              {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops"});
+              {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops",
+               "cudnn_autotune"});
   f.execution.process_per_gpu =
       read_one_of(e.require("processes", "one_per_node"), "processes",
                   {"one_per_node", "one_per_gpu"}) == "one_per_gpu";
@@ -183,6 +184,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
       read_integer(e.require("gpu_copy_workers", "2"), "gpu_copy_workers", 1, 64));
   f.execution.bulk_segment_ops = static_cast<int>(
       read_integer(e.require("bulk_segment_ops", "15"), "bulk_segment_ops", 1, 100000));
+  f.execution.cudnn_autotune = read_bool(e.require("cudnn_autotune", "true"), "cudnn_autotune");
 
   MapReader h(r.require("host_costs", "{kernel_launch: 5 us, ...}"), "host_costs",
               {"kernel_launch", "stream_sync", "python_per_gpu", "metric_sync", "engine_op",

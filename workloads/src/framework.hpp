@@ -63,6 +63,7 @@ struct ExecutionModel {
   int gpu_compute_workers = 2;   // engine threads per GPU running kernels
   int gpu_copy_workers = 2;      // engine threads per GPU running copies
   int bulk_segment_ops = 15;     // forward/backward ops per engine operation (one sync each)
+  bool cudnn_autotune = false;   // times every cuDNN algorithm of each convolution once per run
 };
 
 struct InputPipeline {
