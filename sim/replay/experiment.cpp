@@ -37,7 +37,7 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
 
   const auto parts = wl::estimate_memory(
       w, costs, inputs.framework,
-      memory_options_of(inputs.framework, c.comm, c.gpus, c.batch, inputs.setup.fusion_bytes));
+      memory_options_of(inputs.framework, c.comm, c.gpus, c.batch, inputs.setup.allreduce.buffer.value));
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
 
@@ -109,6 +109,20 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
     row.timeline.events.push_back({event[0], event[1], event[2], event[3]});
   }
   return row;
+}
+
+wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& framework) {
+  wl::AllreduceModel a = framework.allreduce;
+  if (e.fusion_mb) a.buffer = Bytes{*e.fusion_mb * 1e6};
+  if (e.fusion_cycle_ms) a.cycle = Seconds{*e.fusion_cycle_ms * 1e-3};
+  return a;
+}
+
+double allreduce_buffer_mb(const Experiment& e) {
+  if (e.fusion_mb) return *e.fusion_mb;
+  const wl::FrameworkConfig framework =
+      e.framework_config ? *e.framework_config : wl::load_framework(e.framework);
+  return framework.allreduce.buffer.value / 1e6;
 }
 
 wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,10 @@ struct Experiment {
   std::string routing;                          // empty: the machine's own
   Scaling scaling = Scaling::Strong;
   long images = 0;                              // 0: the dataset's samples per epoch
-  double fusion_mb = 64;                        // Horovod fusion buffer (MB); 0 = no fusion
-  double fusion_cycle_ms = 5;
+  // Overrides of the framework's allreduce grouping (FrameworkConfig::allreduce): its buffer (the
+  // Horovod fusion buffer or the DDP bucket cap, MB; 0 = one allreduce per tensor) and its cycle.
+  std::optional<double> fusion_mb;
+  std::optional<double> fusion_cycle_ms;
   std::string protocol = "auto";
   std::string profile;                          // measured profile file; empty: analytic model
   int iterations = 4;
@@ -86,8 +89,15 @@ struct ResultRow {
   Timeline timeline;  // when the experiment records one
 };
 
+// How the experiment's allreduce methods group gradients: the framework's, with the experiment's
+// overrides (`--fusion-mb`, `fusion_cycle_ms`).
+wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& framework);
+// The allreduce buffer the experiment's allreduce methods use, MB (the framework's unless
+// overridden): what study outputs print.
+double allreduce_buffer_mb(const Experiment& e);
+
 // What the memory model needs to know of a configuration's exchange: allreduce methods also hold
-// the fusion buffer of `fusion_bytes`.
+// the allreduce buffer of `fusion_bytes`.
 wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
                                     int gpus, int batch, double fusion_bytes);
 

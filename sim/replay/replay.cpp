@@ -275,6 +275,7 @@ class Replay {
         step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[static_cast<size_t>(r)]});
       }
       // Exchange and update, key by key in the order gradients become ready (graph_'s Update tasks).
+      buckets_closed_ = 0;
       for (const wl::Task& task : graph_.tasks) {
         if (task.kind != wl::TaskKind::Update) continue;
         const auto t = static_cast<size_t>(task.tensor);
@@ -284,6 +285,7 @@ class Replay {
         weights[t] = exchange(static_cast<int>(t), ready);
         for (NodeId w : weights[t]) it.ends.push_back(w);
       }
+      close_bucket();  // the iteration's last, partly filled
       iterations_.push_back(std::move(it));
     }
     if (!fusion_latches_.empty()) schedule_tick();
@@ -374,10 +376,12 @@ class Replay {
       }
       case wl::ExchangeLayout::Allreduce: {
         NodeId exchanged = join(ready);
-        if (ranks_ > 1 && s_.fusion_bytes <= 0) {
+        if (ranks_ > 1 && s_.allreduce.buffer.value <= 0) {
           // One allreduce per tensor, in ready order on one communication stream.
           if (last_fused_ >= 0) exchanged = join({exchanged, last_fused_});
           exchanged = last_fused_ = append_schedule(schedule_for(bytes, 0), exchanged);
+        } else if (ranks_ > 1 && s_.allreduce.grouping == wl::AllreduceGrouping::Buckets) {
+          exchanged = add_to_bucket(t, exchanged);
         } else if (ranks_ > 1) {
           exchanged = fuse(key, exchanged);
         }
@@ -386,6 +390,35 @@ class Replay {
       }
     }
     return weights;
+  }
+
+  // --- DDP buckets ---------------------------------------------------------------------------
+  // Tensor `t` joins the open bucket (gradients arrive in ready order); the bucket closes once it
+  // holds its limit, the iteration's first at `first_bucket` bytes. A latch released when the
+  // bucket has been allreduced.
+  NodeId add_to_bucket(size_t t, NodeId ready) {
+    const NodeId latch = dag_.add_latch();
+    open_bucket_.latches.push_back(latch);
+    open_bucket_.ready.push_back(ready);
+    open_bucket_.bytes += tensor_bytes_[t];
+    const double limit = buckets_closed_ == 0 ? s_.allreduce.first_bucket.value : s_.allreduce.buffer.value;
+    if (open_bucket_.bytes >= limit) close_bucket();
+    return latch;
+  }
+
+  // The open bucket's allreduce, once all its gradients are ready and the previous bucket's is
+  // done: DDP launches buckets strictly in order (Reducer::mark_bucket_ready, reducer.cpp:386-416
+  // at v1.5.0) on one NCCL stream.
+  void close_bucket() {
+    if (open_bucket_.latches.empty()) return;
+    std::vector<NodeId> deps = open_bucket_.ready;
+    if (last_fused_ >= 0) deps.push_back(last_fused_);
+    last_fused_ = append_schedule(schedule_for(open_bucket_.bytes, 0), join(deps));
+    for (NodeId latch : open_bucket_.latches) {
+      dag_.on_done(last_fused_, [this, latch](double) { dag_.release(latch); });
+    }
+    open_bucket_ = {};
+    ++buckets_closed_;
   }
 
   // --- Horovod tensor fusion -----------------------------------------------------------------
@@ -401,7 +434,7 @@ class Replay {
   }
 
   void schedule_tick() {
-    const NodeId tick = dag_.add({DagExecutor::Kind::Delay, nullptr, s_.fusion_cycle_s, {}, 0, 0}, {});
+    const NodeId tick = dag_.add({DagExecutor::Kind::Delay, nullptr, s_.allreduce.cycle.value, {}, 0, 0}, {});
     dag_.on_done(tick, [this](double) { on_tick(); });
   }
 
@@ -415,7 +448,7 @@ class Replay {
     while (i < ready.size()) {
       double bytes = 0;
       std::vector<int> buffer;
-      while (i < ready.size() && (buffer.empty() || bytes + bytes_of(ready[i]) <= s_.fusion_bytes)) {
+      while (i < ready.size() && (buffer.empty() || bytes + bytes_of(ready[i]) <= s_.allreduce.buffer.value)) {
         bytes += bytes_of(ready[i]);
         buffer.push_back(ready[i++]);
       }
@@ -491,6 +524,12 @@ class Replay {
   std::vector<int> fusion_tensor_;
   std::vector<int> fusion_queue_;
   NodeId last_fused_ = -1;
+  struct Bucket {
+    std::vector<NodeId> latches, ready;
+    double bytes = 0;
+  };
+  Bucket open_bucket_;
+  int buckets_closed_ = 0;  // this iteration's
   int launched_ = 0;
 };
 

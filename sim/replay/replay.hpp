@@ -85,8 +85,7 @@ struct ReplaySetup {
   int batch = 32;                            // per GPU
   std::string comm = "p2p";                  // a collective algorithm name (registry.hpp)
   wl::ReducerPolicy reducers = wl::ReducerPolicy::Greedy;
-  double fusion_bytes = 64e6;                // Horovod <= 0.20: 64 MB (brief §7)
-  double fusion_cycle_s = 5e-3;              // Horovod <= 0.20: 5 ms (brief §7)
+  wl::AllreduceModel allreduce;              // how allreduce methods group gradients
   std::string protocol = "auto";             // NCCL protocol: auto, ll, ll128, simple, ideal
   int iterations = 4;
   bool record_timeline = false;              // fill ReplayResult::timeline

@@ -65,8 +65,7 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.input = input_costs(machine, placement.gpus[0], workload);
   setup.batch = c.batch;
   setup.comm = c.comm;
-  setup.fusion_bytes = e.fusion_mb * 1e6;
-  setup.fusion_cycle_s = e.fusion_cycle_ms * 1e-3;
+  setup.allreduce = allreduce_of(e, framework);
   setup.protocol = e.protocol;
   setup.iterations = e.iterations;
   setup.record_timeline = e.record_timeline;

@@ -89,7 +89,7 @@ std::string axis_value(const std::string& axis, const sweep::Run& run) {
   if (axis == "comm") return run.config.comm;
   if (axis == "routing")
     return run.experiment.routing.empty() ? "default routing" : run.experiment.routing;
-  if (axis == "fusion_mb") return fmt::format("fusion {:g} MB", run.experiment.fusion_mb);
+  if (axis == "fusion_mb") return fmt::format("fusion {:g} MB", sim::allreduce_buffer_mb(run.experiment));
   if (axis == "protocol") return "protocol " + run.experiment.protocol;
   if (axis == "batch") return fmt::format("batch {}", run.config.batch);
   if (axis == "gpus") return fmt::format("{} GPUs", run.config.gpus);

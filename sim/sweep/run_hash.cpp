@@ -115,8 +115,12 @@ std::string run_hash(const Run& run, const std::string& build_fingerprint) {
   add_document(h, wl::load_workload_document(c.workload, {}));
   h.add(c.comm).add(std::to_string(c.batch)).add(std::to_string(c.gpus));
   h.add(e.routing).add(e.protocol).add(e.scaling == sim::Scaling::Weak ? "weak" : "strong");
-  h.add(std::to_string(e.images)).add(fmt::format("{:.17g}", e.fusion_mb));
-  h.add(fmt::format("{:.17g}", e.fusion_cycle_ms)).add(std::to_string(e.iterations));
+  // An unset override hashes apart from every value: the framework file's bytes decide it.
+  auto override_text = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.17g}", *v) : std::string("framework");
+  };
+  h.add(std::to_string(e.images)).add(override_text(e.fusion_mb));
+  h.add(override_text(e.fusion_cycle_ms)).add(std::to_string(e.iterations));
   h.add(e.profile.empty() ? "" : file_bytes(e.profile));
   h.add(file_bytes(wl::shipped_frameworks().resolve(e.framework, "", Origin{})));
   for (const std::string& mechanism : e.without) h.add("without").add(mechanism);

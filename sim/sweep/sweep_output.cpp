@@ -64,7 +64,7 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
                        "fusion_mb: {:g}, protocol: {}, scaling: {}, images: {}, batch: {}, gpus: {}, "
                        "iterations: {}{}}}\n",
                        i, run_hashes[i], quoted(r.machine.label), quoted(r.config.workload),
-                       r.config.comm, routing_of(e), e.fusion_mb, e.protocol,
+                       r.config.comm, routing_of(e), sim::allreduce_buffer_mb(e), e.protocol,
                        e.scaling == sim::Scaling::Weak ? "weak" : "strong", e.images, r.config.batch,
                        r.config.gpus, e.iterations,
                        e.profile.empty() ? "" : ", profile: " + quoted(e.profile));
@@ -104,7 +104,7 @@ JsonRow row_json(const SweepRow& row) {
           {"workload", row.run.config.workload},
           {"comm", row.run.config.comm},
           {"routing", routing_of(e)},
-          {"fusion_mb", e.fusion_mb},
+          {"fusion_mb", sim::allreduce_buffer_mb(e)},
           {"protocol", e.protocol},
           {"scaling", r.scaling},
           {"gpus", r.gpus},

@@ -56,7 +56,7 @@ std::string describe(const Run& run) {
   std::string text = fmt::format("{} {} {} {} GPUs batch {}", run.machine.label, run.config.workload,
                                  run.config.comm, run.config.gpus, run.config.batch);
   if (!e.routing.empty()) text += " routing " + e.routing;
-  if (!sim::is_kvstore_method(wl::load_framework(e.framework), run.config.comm)) text += fmt::format(" fusion {:g} MB", e.fusion_mb);
+  if (!sim::is_kvstore_method(wl::load_framework(e.framework), run.config.comm)) text += fmt::format(" fusion {:g} MB", sim::allreduce_buffer_mb(e));
   return text;
 }
 

@@ -99,6 +99,15 @@ TEST(MemoryModel, AllreduceIsSymmetricWithItsFusionBuffer) {
   }
 }
 
+TEST(MemoryModel, DdpBucketsHoldASecondCopyOfEveryGradient) {
+  Fixture x;
+  x.f.allreduce.grouping = AllreduceGrouping::Buckets;
+  const auto gpus = estimate_memory(
+      x.w, x.c, x.f,
+      {.batch = 16, .gpus = 4, .exchange = ExchangeLayout::Allreduce, .fusion_buffer_bytes = 25e6});
+  for (const MemoryParts& g : gpus) EXPECT_DOUBLE_EQ(g.exchange, x.param_bytes());
+}
+
 TEST(MemoryModel, LargestBatchIsTheLastThatFits) {
   const Fixture x;
   const MemoryOptions options{.batch = 1, .gpus = 8};

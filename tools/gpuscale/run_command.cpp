@@ -25,6 +25,7 @@ struct RunOptions {
   std::string scaling = "strong";
   std::string format = "table";
   std::string trace;         // Chrome / Perfetto trace file
+  double fusion_mb = 0;      // --fusion-mb, when given
 };
 
 // The experiment file's settings (or the defaults), then every flag given on the command line.
@@ -46,7 +47,7 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
     e.scaling = o.scaling == "weak" ? sim::Scaling::Weak : sim::Scaling::Strong;
   }
   if (given("--images")) e.images = f.images;
-  if (given("--fusion-mb")) e.fusion_mb = f.fusion_mb;
+  if (given("--fusion-mb")) e.fusion_mb = o.fusion_mb;
   if (given("--protocol")) e.protocol = f.protocol;
   if (given("--profile")) e.profile = f.profile;
   if (given("--framework")) e.framework = f.framework;
@@ -192,10 +193,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--images", e.images, "Images per epoch (default: the dataset's)")
       ->check(CLI::Range(1L, 1L << 40));
-  cmd->add_option("--fusion-mb", e.fusion_mb, "Horovod fusion buffer for allreduce methods, MB "
-                                              "(0: no fusion)")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
+  cmd->add_option("--fusion-mb", o->fusion_mb, "Allreduce methods' buffer, MB: Horovod's fusion "
+                                               "buffer or DDP's bucket cap (default: the "
+                                               "framework's; 0: one allreduce per tensor)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--protocol", e.protocol, "NCCL protocol")
       ->check(CLI::IsMember(sim::protocol_choice_names()))
       ->capture_default_str();

@@ -49,9 +49,6 @@ void check_machine(const Setup& setup) {
   }
 }
 
-// Allreduce methods fuse gradients into a buffer of the experiment's default size, as the runs do.
-const double kFusionBytes = sim::Experiment{}.fusion_mb * 1e6;
-
 // The largest batch of every max_batch claim's network, method, GPU count and GPU memory.
 std::map<CapacityKey, int> largest_batches(const Suite& suite,
                                            const std::map<std::string, Model>& models,
@@ -66,7 +63,8 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
           const Model& m = models.at(net);
           largest[{net, method, g, p.gpu_memory.value}] =
               wl::largest_batch(m.workload, m.costs, framework,
-                                sim::memory_options_of(framework, suite.comm_of(method), g, 1, kFusionBytes),
+                                sim::memory_options_of(framework, suite.comm_of(method), g, 1,
+                                                        framework.allreduce.buffer.value),
                                 p.gpu_memory.value);
         }
       }

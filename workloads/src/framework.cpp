@@ -48,6 +48,30 @@ HostCost read_host_cost(const MapReader& costs, const std::string& name, std::st
   return read_parameter<Seconds>(costs, name, example, read_seconds, format_seconds);
 }
 
+// `allreduce: {grouping: fusion_cycle, buffer: B, cycle: T}` or `{grouping: buckets, buffer: B,
+// first_bucket: B}`.
+AllreduceModel read_allreduce(const ConfigNode& node) {
+  MapReader r(node, "allreduce", {"grouping", "buffer", "cycle", "first_bucket"});
+  AllreduceModel a;
+  const bool buckets =
+      read_one_of(r.require("grouping", "fusion_cycle"), "grouping", {"fusion_cycle", "buckets"}) == "buckets";
+  a.grouping = buckets ? AllreduceGrouping::Buckets : AllreduceGrouping::FusionCycle;
+  a.buffer = read_bytes(r.require("buffer", "64 MiB"), "allreduce buffer");
+  const char* other = buckets ? "cycle" : "first_bucket";
+  if (const ConfigNode* n = r.find(other)) {
+    throw ConfigError(n->origin(), fmt::format("allreduce {} belongs to grouping {}, not {}", other,
+                                               buckets ? "fusion_cycle" : "buckets",
+                                               buckets ? "buckets" : "fusion_cycle"));
+  }
+  if (buckets) {
+    a.first_bucket = read_bytes(r.require("first_bucket", "1 MiB"), "allreduce first_bucket");
+  } else {
+    a.cycle = read_seconds(r.require("cycle", "5 ms"), "allreduce cycle");
+    if (a.cycle.value <= 0) throw ConfigError(r.require("cycle", "5 ms").origin(), "allreduce cycle must be positive");
+  }
+  return a;
+}
+
 template <typename Q>
 ParameterView view_of(const ModelParameter<Q>& p, ParameterUnit unit) {
   return {p.name, unit, p.value.value, p.low.value, p.high.value, p.fitted, p.origin};
@@ -163,7 +187,8 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
   const ConfigNode doc = ConfigNode::load_file(f.file);
   MapReader r(doc, "framework file",
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
-               "update_on_kvstore", "execution", "host_costs", "input", "exchange", "calibration"});
+               "update_on_kvstore", "execution", "host_costs", "input", "exchange", "allreduce",
+               "calibration"});
   f.name = r.string("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
   f.context = read_parameter<Bytes>(r, "context", "400 MB", read_bytes, format_bytes);
@@ -209,6 +234,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
       f.exchange.emplace_back(entry.key, read_layout(entry.value, "exchange of " + entry.key));
     }
   }
+  f.allreduce = read_allreduce(r.require("allreduce", "{grouping: fusion_cycle, buffer: 64 MiB, cycle: 5 ms}"));
   if (const ConfigNode* c = r.find("calibration")) f.calibration = read_calibration(*c);
   return f;
 }

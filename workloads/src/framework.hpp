@@ -66,6 +66,25 @@ struct ExecutionModel {
   bool cudnn_autotune = false;   // times every cuDNN algorithm of each convolution once per run
 };
 
+// How allreduce methods group gradients into collectives (docs/replay.md, "Gradient exchange").
+enum class AllreduceGrouping {
+  // Horovod (<= 0.20): every `cycle` the gradients ready so far, in ready order, packed into
+  // buffers of at most `buffer` bytes (a larger tensor alone), allreduced one after another.
+  FusionCycle,
+  // PyTorch DistributedDataParallel (>= 1.6): static buckets over the gradients in the order they
+  // become ready, the first closed at `first_bucket` bytes, the others at `buffer` (a bucket
+  // closes once it reaches its limit); each allreduced once all its gradients are ready, strictly
+  // in bucket order.
+  Buckets
+};
+
+struct AllreduceModel {
+  AllreduceGrouping grouping = AllreduceGrouping::FusionCycle;
+  Bytes buffer{64.0 * 1024 * 1024};  // fusion buffer or bucket cap; 0: one allreduce per tensor
+  Seconds cycle{5e-3};               // FusionCycle only
+  Bytes first_bucket{0};             // Buckets only
+};
+
 struct InputPipeline {
   int decode_threads = 4;    // per process
   int prefetch_batches = 4;  // decoded batches the iterator may hold ahead
@@ -102,6 +121,7 @@ struct FrameworkConfig {
   HostCosts host;
   InputPipeline input;
   std::vector<std::pair<std::string, ExchangeLayout>> exchange;  // comm method -> layout
+  AllreduceModel allreduce;  // how the Allreduce layout groups gradients
   Calibration calibration;
 
   // Every parameter that may be fitted (the context and the host costs), in file order, and

@@ -73,7 +73,12 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
       gpus[0].exchange += param_bytes * (1.0 + stored_per_key);
       break;
     case ExchangeLayout::Allreduce:
-      for (MemoryParts& g : gpus) g.exchange += o.fusion_buffer_bytes;
+      // DDP keeps every gradient a second time, in its buckets' flat buffers (torch/csrc/
+      // distributed/c10d/reducer.cpp:503-504 at v1.5.0); Horovod one fusion buffer per GPU,
+      // allocated at full size (horovod/common/fusion_buffer_manager.cc:21-45 at v0.19.1).
+      for (MemoryParts& g : gpus) {
+        g.exchange += f.allreduce.grouping == AllreduceGrouping::Buckets ? param_bytes : o.fusion_buffer_bytes;
+      }
       break;
   }
   return gpus;

@@ -22,7 +22,7 @@ struct MemoryOptions {
   int gpus = 1;
   ExchangeLayout exchange = ExchangeLayout::KvstoreDevice;  // FrameworkConfig::exchange_layout
   ReducerPolicy reducers = ReducerPolicy::Greedy;
-  double fusion_buffer_bytes = 0;  // Allreduce with tensor fusion
+  double fusion_buffer_bytes = 0;  // Allreduce with tensor fusion: the buffer in use
 };
 
 // Bytes per part on one GPU.

@@ -1,0 +1,84 @@
+// How a framework groups gradients into allreduces (wl::AllreduceModel): DDP buckets of one
+// tensor each are the unfused exchange, one bucket holding every gradient waits for the last
+// one, and the framework file's `allreduce` section is read strictly.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <regex>
+
+#include "sim/replay/experiment.hpp"
+#include "tests/support/test_support.hpp"
+#include "workloads/src/framework.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+// mxnet.yaml with its `allreduce` section replaced.
+std::string framework_with_allreduce(const std::string& name, const std::string& section) {
+  std::ifstream file(wl::load_framework("mxnet").file);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  text = std::regex_replace(text, std::regex("\nallreduce:\n(  [^\n]*\n)+"), "\nallreduce:\n" + section);
+  return testing::write_temp_file(name + ".yaml", text);
+}
+
+const std::string kBuckets = "  grouping: buckets\n  buffer: 25 MiB\n  first_bucket: 1 MiB\n";
+
+double iteration_s(Experiment e) {
+  e.workloads = {"resnet-50"};
+  e.gpus = {8};
+  e.batches = {16};
+  e.comms = {"nccl"};
+  const auto rows = run_experiment(e);
+  EXPECT_EQ(rows.size(), 1u);
+  return rows.back().iteration_s;
+}
+
+TEST(AllreduceGrouping, BucketsOfOneTensorAreTheUnfusedExchange) {
+  // A 1-byte limit closes every bucket at its first tensor: one allreduce per tensor, in ready
+  // order on one stream, as `--fusion-mb 0` runs them.
+  Experiment unfused;
+  unfused.fusion_mb = 0;
+  Experiment one_per_bucket;
+  one_per_bucket.framework = framework_with_allreduce(
+      "buckets-of-one", "  grouping: buckets\n  buffer: 1 B\n  first_bucket: 1 B\n");
+  EXPECT_NEAR(iteration_s(one_per_bucket) / iteration_s(unfused), 1.0, 1e-9);
+}
+
+TEST(AllreduceGrouping, OneBucketForEveryGradientWaitsForTheLastOne) {
+  // DDP's 25 MB buckets start allreducing during backward; a single bucket only after it.
+  Experiment ddp;
+  ddp.framework = framework_with_allreduce("ddp-buckets", kBuckets);
+  Experiment one_bucket;
+  one_bucket.framework = framework_with_allreduce(
+      "one-bucket", "  grouping: buckets\n  buffer: 10 GB\n  first_bucket: 10 GB\n");
+  EXPECT_GT(iteration_s(one_bucket), iteration_s(ddp));
+}
+
+TEST(AllreduceGrouping, TheFrameworkFileSaysHowAndFlagsOverrideIt) {
+  const wl::FrameworkConfig mxnet = wl::load_framework("mxnet");
+  EXPECT_EQ(mxnet.allreduce.grouping, wl::AllreduceGrouping::FusionCycle);
+  EXPECT_DOUBLE_EQ(mxnet.allreduce.buffer.value, 64.0 * 1024 * 1024);  // Horovod 0.19.1
+  EXPECT_DOUBLE_EQ(mxnet.allreduce.cycle.value, 5e-3);
+  const wl::FrameworkConfig ddp = wl::load_framework(framework_with_allreduce("ddp", kBuckets));
+  EXPECT_EQ(ddp.allreduce.grouping, wl::AllreduceGrouping::Buckets);
+  EXPECT_DOUBLE_EQ(ddp.allreduce.first_bucket.value, 1024.0 * 1024);
+  Experiment e;
+  e.fusion_mb = 16;
+  EXPECT_DOUBLE_EQ(allreduce_of(e, ddp).buffer.value, 16e6);
+  EXPECT_DOUBLE_EQ(allreduce_buffer_mb(Experiment{}), 64.0 * 1024 * 1024 / 1e6);
+}
+
+TEST(AllreduceGrouping, ACycleUnderBucketsIsAnErrorNamingTheLine) {
+  const std::string path = framework_with_allreduce(
+      "buckets-with-cycle", "  grouping: buckets\n  buffer: 25 MiB\n  first_bucket: 1 MiB\n  cycle: 5 ms\n");
+  const std::string message = testing::config_error_of([&] { wl::load_framework(path); });
+  EXPECT_NE(message.find(path + ":"), std::string::npos) << message;
+  EXPECT_NE(message.find("cycle belongs to grouping fusion_cycle"), std::string::npos) << message;
+  const std::string unknown = framework_with_allreduce("bad-grouping", "  grouping: rings\n  buffer: 1 MiB\n");
+  EXPECT_NE(testing::config_error_of([&] { wl::load_framework(unknown); }).find("grouping"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscale::sim
