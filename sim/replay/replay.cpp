@@ -36,6 +36,7 @@ class Replay {
         graph_(wl::build_iteration_graph(*s.workload, *s.costs, ranks_)),
         algorithm_(algorithm_of(s.comm)), layout_(s.framework->exchange_layout(s.comm)),
         process_per_gpu_(s.framework->process_per_gpu(s.comm)),
+        sync_after_op_(s.framework->execution.sync_after_op),
         protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol) {
     compute_ranks_ = ranks_ > kFullComputeUpToGpus ? 1 : ranks_;
     const wl::HostCosts& host = s.framework->host;
@@ -147,12 +148,18 @@ class Replay {
 
   // An engine operation on a pool thread: once `ready` and a thread is free, the engine's own
   // cost and `launches` kernel launches, then `body(issued)` (the GPU work, returning its end),
-  // then the stream synchronisation(s) that end every GPU operation of MXNet 1.x.
+  // then the stream synchronisation(s) that end every GPU operation of MXNet 1.x. A framework
+  // that does not synchronise after each operation (ExecutionModel::sync_after_op) frees the
+  // thread once the operation is issued.
   template <class Body>
   NodeId engine_op(HostThreadPool& pool, const std::vector<NodeId>& ready, int launches, int syncs,
                    Body body) {
     const NodeId granted = pool.acquire(join(ready));
-    const NodeId issued = host_work(engine_op_s_ + launches * launch_s_, {granted});
+    const NodeId issued = last_issued_ = host_work(engine_op_s_ + launches * launch_s_, {granted});
+    if (!sync_after_op_) {
+      pool.hold_until(issued);
+      return body(issued);
+    }
     const NodeId done = host_work(syncs * sync_s_, {body(issued)});
     pool.hold_until(done);
     return done;
@@ -178,6 +185,7 @@ class Replay {
     for (int r = 0; r < compute_ranks_; ++r) {
       compute_pools_.emplace_back(dag_, s_.mechanisms.engine ? f.execution.gpu_compute_workers : 0);
     }
+    updates_issued_.assign(cr, {});
     for (int r = 0; r < ranks_; ++r) {
       copy_pools_.emplace_back(dag_, s_.mechanisms.engine ? f.execution.gpu_copy_workers : 0);
     }
@@ -238,32 +246,52 @@ class Replay {
       std::vector<NodeId> forward_done(cr, -1);
       for (int r = 0; r < compute_ranks_; ++r) {
         const auto ri = static_cast<size_t>(r);
-        NodeId previous = -1;
+        // MXNet issues a segment once the previous one has synchronised and the weights it reads
+        // are updated; a framework that does not synchronise per operation issues it as soon as
+        // the previous one is issued, and its kernels wait on the GPU for the weights.
+        // Without syncs, program order still holds on the issuing thread: the next forward is
+        // issued after the previous iteration's optimizer step.
+        NodeId previous = sync_after_op_ || updates_issued_[ri].empty() ? -1 : join(updates_issued_[ri]);
+        updates_issued_[ri].clear();
+        NodeId done = -1;
         for (const auto& segment : segments) {
           std::vector<NodeId> ready{issued[ri]};
           if (previous >= 0) ready.push_back(previous);
           if (loaded[ri] >= 0) ready.push_back(loaded[ri]);
-          for (const wl::Task* task : segment) {
-            if (task->kind != wl::TaskKind::Forward || k == 0) continue;
-            for (int t : tensors_of_layer[static_cast<size_t>(task->layer)]) ready.push_back(weights[static_cast<size_t>(t)][ri]);
+          auto weights_read = [&](const wl::Task* task) {
+            std::vector<NodeId> nodes;
+            if (task->kind != wl::TaskKind::Forward || k == 0) return nodes;
+            for (int t : tensors_of_layer[static_cast<size_t>(task->layer)]) nodes.push_back(weights[static_cast<size_t>(t)][ri]);
+            return nodes;
+          };
+          if (sync_after_op_) {
+            for (const wl::Task* task : segment) {
+              for (NodeId w : weights_read(task)) ready.push_back(w);
+            }
           }
-          previous = engine_op(compute_pools_[ri], ready, 0, 1, [&](NodeId start) {
+          NodeId last_launch = -1;
+          done = engine_op(compute_pools_[ri], ready, 0, 1, [&](NodeId start) {
             NodeId launched = start;
             for (const wl::Task* task : segment) {
               launched = host_work(launch_s_, {launched});
               std::vector<NodeId> deps{launched};
               if (stream_tail[ri] >= 0) deps.push_back(stream_tail[ri]);
+              if (!sync_after_op_) {
+                for (NodeId w : weights_read(task)) deps.push_back(w);
+              }
               stream_tail[ri] = kernel(r, *task, deps);
               if (r == 0) it.rank0_fpbp.push_back(stream_tail[ri]);
             }
+            last_launch = launched;
             return join({launched, stream_tail[ri]});
           });
+          previous = sync_after_op_ ? done : last_launch;
           for (const wl::Task* task : segment) {
-            if (task->kind == wl::TaskKind::BackwardWeights) grad_ready[static_cast<size_t>(task->layer)][ri] = previous;
+            if (task->kind == wl::TaskKind::BackwardWeights) grad_ready[static_cast<size_t>(task->layer)][ri] = done;
           }
-          if (segment.front()->kind == wl::TaskKind::Forward) forward_done[ri] = previous;
+          if (segment.front()->kind == wl::TaskKind::Forward) forward_done[ri] = done;
         }
-        it.ends.push_back(previous);
+        it.ends.push_back(done);
       }
       // The Python thread's update(): per key, in parameter order, push, updater and pull.
       std::vector<std::vector<NodeId>> pushed(n_tensors);  // [tensor][process]
@@ -304,10 +332,13 @@ class Replay {
   }
 
   // An update kernel on `rank`'s GPU as one engine operation.
+  // Its issue is noted for the next iteration's forward (updates_issued_).
   NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready) {
-    return engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], ready, 1, 1, [&](NodeId start) {
+    const NodeId done = engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], ready, 1, 1, [&](NodeId start) {
       return compute_node(rank, update_s_[t], {start}, [&] { return "update " + s_.costs->tensors[t].name; });
     });
+    if (rank < compute_ranks_) updates_issued_[static_cast<size_t>(rank)].push_back(last_issued_);
+    return done;
   }
 
   // The weights copied into a GPU's own executor array (a pull on the reducing GPU).
@@ -500,6 +531,10 @@ class Replay {
   std::string algorithm_;
   wl::ExchangeLayout layout_;
   bool process_per_gpu_;
+  bool sync_after_op_;  // ExecutionModel::sync_after_op
+  NodeId last_issued_ = -1;  // the issue of the latest engine operation
+  // [compute rank]: the issues of the previous iteration's updates on that GPU's thread.
+  std::vector<std::vector<NodeId>> updates_issued_;
   ProtocolChoice protocol_;
   // Host costs in force (0 for a mechanism switched off).
   double engine_op_s_ = 0, launch_s_ = 0, sync_s_ = 0;

@@ -19,6 +19,9 @@
 #include "sim/replay/replay.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/src/framework.hpp"
+#include "workloads/src/iteration_graph.hpp"
+#include "workloads/src/layer_costs.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 namespace {
@@ -50,13 +53,14 @@ TEST(HostThreads, AnOperationWaitsForAFreeThread) {
   EXPECT_EQ(pool_ends(0), "1 1 1 ");  // no pool: nobody waits
 }
 
-// mxnet.yaml with one host cost replaced.
-std::string framework_with(const std::string& key, const std::string& value) {
-  const wl::FrameworkConfig shipped = wl::load_framework("mxnet");
+// A shipped framework file (mxnet.yaml unless named) with one host cost replaced.
+std::string framework_with(const std::string& key, const std::string& value,
+                           const std::string& framework = "mxnet") {
+  const wl::FrameworkConfig shipped = wl::load_framework(framework);
   std::ifstream in(shipped.file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text = std::regex_replace(text, std::regex("\n  " + key + ": [^\n]*"), "\n  " + key + ": " + value);
-  return testing::write_temp_file("framework-" + key + ".yaml", text);
+  return testing::write_temp_file(framework + "-" + key + ".yaml", text);
 }
 
 ResultRow run_one(const Experiment& e) {
@@ -112,6 +116,48 @@ TEST(HostModel, ADecodeBoundIterationTakesTheDecodeThreadsTime) {
   ::unsetenv("GPUSCALE_DATASETS_DIR");
   EXPECT_NEAR(decode_bound / 0.080, 1.0, 1e-3);
   EXPECT_LT(without_input, 0.05);
+}
+
+// pytorch-ddp.yaml with `engine_op` (per operator dispatch) and `stream_sync` set, no launch cost.
+std::string pytorch_with(const std::string& engine_op, const std::string& stream_sync) {
+  const std::string once = framework_with("engine_op", engine_op, "pytorch-ddp");
+  std::ifstream in(once);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = std::regex_replace(text, std::regex("\n  stream_sync: [^\n]*"), "\n  stream_sync: " + stream_sync);
+  text = std::regex_replace(text, std::regex("\n  kernel_launch: [^\n]*"), "\n  kernel_launch: 0 us");
+  return testing::write_temp_file("pytorch-" + engine_op + "-" + stream_sync + ".yaml", text);
+}
+
+TEST(HostModel, AnEagerFrameworkDispatchBoundIterationIsItsOperatorsDispatch) {
+  // 10 ms per operator dwarfs LeNet's kernels: the one dispatching thread per GPU is the
+  // iteration, one dispatch per forward and backward kernel and per update.
+  Experiment e = lenet_on(1);
+  e.comms = {"nccl"};
+  e.framework = pytorch_with("10 ms", "0 us");
+  e.without = {"host", "input"};
+  const wl::Workload w = wl::load_workload("lenet");
+  const wl::IterationGraph graph = wl::build_iteration_graph(w, wl::compute_costs(w), 1);
+  int operators = 0;
+  for (const wl::Task& task : graph.tasks) operators += task.kind != wl::TaskKind::Exchange;
+  EXPECT_NEAR(run_one(e).iteration_s / (operators * 0.010), 1.0, 1e-3);
+}
+
+TEST(HostModel, WithoutPerOperationSyncsASyncCostNeverShows) {
+  // MXNet ends every engine operation with a stream sync; PyTorch's eager mode issues and moves
+  // on, so a 1 ms sync costs it nothing (the one read-back is the host mechanism's, off here).
+  Experiment e = lenet_on(1);
+  e.comms = {"nccl"};
+  e.without = {"host", "input"};
+  e.framework = pytorch_with("0 us", "1 ms");
+  const double with_costly_sync = run_one(e).iteration_s;
+  e.framework = pytorch_with("0 us", "0 us");
+  EXPECT_NEAR(with_costly_sync / run_one(e).iteration_s, 1.0, 1e-9);
+  Experiment mxnet = lenet_on(1);
+  mxnet.without = {"host", "input"};
+  mxnet.framework = framework_with("stream_sync", "1 ms");
+  const double mxnet_costly = run_one(mxnet).iteration_s;
+  mxnet.framework = framework_with("stream_sync", "0 us");
+  EXPECT_GT(mxnet_costly - run_one(mxnet).iteration_s, 5e-3);  // a sync per segment and per op
 }
 
 TEST(HostModel, SameInputSameOutput) {

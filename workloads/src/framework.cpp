@@ -199,7 +199,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
 
   MapReader e(r.require("execution", "{processes: one_per_node}"), "execution",
               {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops",
-               "cudnn_autotune"});
+               "cudnn_autotune", "sync_after_op"});
   f.execution.process_per_gpu =
       read_one_of(e.require("processes", "one_per_node"), "processes",
                   {"one_per_node", "one_per_gpu"}) == "one_per_gpu";
@@ -210,6 +210,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
   f.execution.bulk_segment_ops = static_cast<int>(
       read_integer(e.require("bulk_segment_ops", "15"), "bulk_segment_ops", 1, 100000));
   f.execution.cudnn_autotune = read_bool(e.require("cudnn_autotune", "true"), "cudnn_autotune");
+  f.execution.sync_after_op = read_bool(e.require("sync_after_op", "true"), "sync_after_op");
 
   MapReader h(r.require("host_costs", "{kernel_launch: 5 us, ...}"), "host_costs",
               {"kernel_launch", "stream_sync", "python_per_gpu", "metric_sync", "engine_op",

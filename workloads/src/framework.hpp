@@ -64,6 +64,9 @@ struct ExecutionModel {
   int gpu_copy_workers = 2;      // engine threads per GPU running copies
   int bulk_segment_ops = 15;     // forward/backward ops per engine operation (one sync each)
   bool cudnn_autotune = false;   // times every cuDNN algorithm of each convolution once per run
+  // The issuing thread waits for each operation's GPU work (MXNet 1.x's cudaStreamSynchronize)
+  // before the next; false: it issues and moves on, the GPU stream keeps the order (PyTorch).
+  bool sync_after_op = true;
 };
 
 // How allreduce methods group gradients into collectives (docs/replay.md, "Gradient exchange").
