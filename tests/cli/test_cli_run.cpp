@@ -40,6 +40,23 @@ TEST(CliRun, Dgx1ResNet50JsonHasTheIssuesFields) {
   EXPECT_EQ(run_command(command).out, r.out);  // same input, same bytes
 }
 
+TEST(CliRun, EveryShippedFrameworkRunsAndHoldsItsExchangeBuffers) {
+  std::map<std::string, double> gpu0_gb;
+  for (const char* framework : {"mxnet", "pytorch-ddp", "pytorch-horovod"}) {
+    const auto r = run_command(kGpuscale + " run --framework " + framework +
+                               " --workload lenet --gpus 1,2 --batch 16 --comm nccl --format json");
+    ASSERT_EQ(r.status, 0) << framework << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["results"].size(), 2u) << framework;
+    EXPECT_GT(j["results"][1]["iteration_s"].get<double>(), 0) << framework;
+    gpu0_gb[framework] = j["results"][1]["memory_gb"]["gpu0"].get<double>();
+    EXPECT_EQ(run_command(kGpuscale + " workload show lenet --gpus 2 --comm nccl --framework " + framework).status, 0);
+  }
+  // Same context and model: DDP's buckets hold every gradient again (LeNet: 70,753,070 x 4 B),
+  // Horovod one 64 MiB fusion buffer.
+  EXPECT_NEAR(gpu0_gb["pytorch-ddp"] - gpu0_gb["pytorch-horovod"], (70753070.0 * 4 - 64.0 * 1024 * 1024) / 1e9, 1e-3);
+}
+
 TEST(CliRun, UnknownMethodOrTooManyGpusIsOneLineAndExitTwo) {
   for (const char* args : {" run --comm rnig", " run --gpus 16"}) {
     const auto r = run_command(kGpuscale + args);

@@ -7,6 +7,8 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/replay/experiment.hpp"
+#include "sim/replay/replay.hpp"
 #include "workloads/src/workload_document.hpp"
 #include "workloads/src/workload_loader.hpp"
 #include "workloads/src/workload_report.hpp"
@@ -24,6 +26,13 @@ struct ShowOptions {
   std::string framework = "mxnet";
   std::vector<std::string> overrides;
 };
+
+// Any method `gpuscale run --comm` takes, and `allreduce` for any allreduce method.
+std::vector<std::string> comm_choices() {
+  std::vector<std::string> names = sim::comm_method_names();
+  names.push_back("allreduce");
+  return names;
+}
 
 void list_workloads() {
   std::string out = fmt::format("{:<14} {:>9} {:>9} {:>12}  {}\n", "name", "params", "GMAC/img",
@@ -48,10 +57,9 @@ void show_workload(const ShowOptions& o) {
   const wl::WorkloadCosts costs = wl::compute_costs(w);
   const wl::Dataset dataset = wl::load_dataset(w.dataset);
   const wl::FrameworkConfig framework = wl::load_framework(o.framework);
-  wl::MemoryOptions memory;
-  memory.batch = o.batch;
-  memory.gpus = o.gpus;
-  memory.exchange = framework.exchange_layout(o.comm);
+  // The buffers the run would hold: the same options `gpuscale run` gives the memory model.
+  const wl::MemoryOptions memory =
+      sim::memory_options_of(framework, o.comm, o.gpus, o.batch, framework.allreduce.buffer.value);
   const wl::WorkloadView view{w, costs, dataset, framework, memory, capacity};
   // Rendered whole before printing: an error never leaves half an output behind.
   const std::string out =
@@ -76,7 +84,7 @@ void add_workload_commands(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
   show->add_option("--comm", o->comm, "Gradient exchange whose buffers to count")
-      ->check(CLI::IsMember({"p2p", "nccl_reduce_bcast", "allreduce"}))
+      ->check(CLI::IsMember(comm_choices()))
       ->capture_default_str();
   show->add_option("--gpu-memory", o->gpu_memory, "GPU memory, for the largest batch that fits")
       ->capture_default_str();
