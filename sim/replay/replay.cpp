@@ -200,16 +200,30 @@ class Replay {
 
     std::vector<std::vector<int>> tensors_of_layer(n_layers);
     for (size_t t = 0; t < n_tensors; ++t) tensors_of_layer[static_cast<size_t>(s_.costs->tensors[t].layer)].push_back(static_cast<int>(t));
-    // Forward and backward kernels in bulked segments (MXNet segments each pass on its own).
-    std::vector<std::vector<const wl::Task*>> segments;
+    // Forward and backward kernels in bulked segments of at most bulk_segment_ops, each pass on
+    // its own. A segment never spans a layer's parameters (MXNet's BulkTrainingOpSegs,
+    // src/executor/graph_executor.cc:1365-1420 at 1.1.0): in forward a segment ends where the
+    // weights of the next layer with parameters come in (a variable node); in backward the op
+    // that writes a weight gradient runs alone, between segments, so that gradient is ready as
+    // soon as its op is done.
+    std::vector<const wl::Task*> kernels;
     for (const wl::Task& task : graph_.tasks) {
-      if (task.kind == wl::TaskKind::Exchange || task.kind == wl::TaskKind::Update) continue;
+      if (task.kind != wl::TaskKind::Exchange && task.kind != wl::TaskKind::Update) kernels.push_back(&task);
+    }
+    const auto has_parameters = [&](int layer) { return !tensors_of_layer[static_cast<size_t>(layer)].empty(); };
+    std::vector<std::vector<const wl::Task*>> segments;
+    bool segment_closed = true;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const wl::Task& task = *kernels[i];
       const bool forward = task.kind == wl::TaskKind::Forward;
-      if (segments.empty() || static_cast<int>(segments.back().size()) >= f.execution.bulk_segment_ops ||
-          (segments.back().front()->kind == wl::TaskKind::Forward) != forward) {
+      if (segment_closed || static_cast<int>(segments.back().size()) >= f.execution.bulk_segment_ops ||
+          (segments.back().front()->kind == wl::TaskKind::Forward) != forward ||
+          (has_parameters(task.layer) && (forward || kernels[i - 1]->layer != task.layer))) {
         segments.emplace_back();
       }
       segments.back().push_back(&task);
+      const bool layers_last_task = i + 1 == kernels.size() || kernels[i + 1]->layer != task.layer;
+      segment_closed = !forward && has_parameters(task.layer) && layers_last_task;
     }
 
     // [tensor][rank]: the new weights of the previous iteration, on each compute rank's GPU.

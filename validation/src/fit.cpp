@@ -27,6 +27,11 @@ constexpr double kLogTolerance = 0.002;  // golden-section stops at 0.2% of the 
 constexpr double kEdgeShare = 0.01;      // within 1% of the log range of an edge: at the edge
 constexpr double kMoved = 0.005;         // a sweep that moves no cost by 0.5% ends the fit
 constexpr int kMostSweeps = 6;
+// The coarse scan before the golden-section search, its points over the log range: the points
+// may stop depending on a parameter over part of its range (the iteration bound by something
+// else there), and golden-section search alone can then settle on that flat stretch.
+constexpr int kScanPoints = 9;
+constexpr double kDetermines = 1.0;  // percentage points
 
 struct CalibrationPoint {
   const Table* table;
@@ -161,13 +166,19 @@ class Objective {
   int evaluations_ = 0;
 };
 
-// Golden-section search for the best ln(value) of one parameter in [ln low, ln high].
+// The best ln(value) of one parameter in [ln low, ln high]: a coarse scan brackets the best scan
+// point, then golden-section search narrows the bracket (it needs one minimum in it).
 double best_log_value(wl::FrameworkConfig& f, const wl::ParameterView& p, Objective& objective) {
   auto at = [&](double log_value) {
     f.set_parameter(p.name, std::exp(log_value));
     return objective(f);
   };
-  double a = std::log(p.low), b = std::log(p.high);
+  const double low = std::log(p.low), high = std::log(p.high);
+  std::vector<double> scan;
+  for (int i = 0; i < kScanPoints; ++i) scan.push_back(at(low + i * (high - low) / (kScanPoints - 1)));
+  const auto best = static_cast<int>(std::min_element(scan.begin(), scan.end()) - scan.begin());
+  const double step = (high - low) / (kScanPoints - 1);
+  double a = std::max(low, low + (best - 1) * step), b = std::min(high, low + (best + 1) * step);
   double c = b - kGolden * (b - a), d = a + kGolden * (b - a);
   double fc = at(c), fd = at(d);
   while (b - a > kLogTolerance) {
@@ -194,6 +205,7 @@ const char* to_string(FittedParameter::Outcome outcome) {
       return "AT ITS RANGE'S EDGE: a mechanism is missing";
     case FittedParameter::Outcome::Undetermined:
       return "not determined by the calibration set: left as it was";
+
   }
   return "?";
 }
@@ -223,12 +235,16 @@ FitResult fit_framework(const std::string& framework_name_or_path,
   Objective objective(f, progress);
 
   for (const wl::ParameterView& p : fitted) {
+    // A parameter determines the points if moving it across its range moves some point by at
+    // least kDetermines percentage points; less is the simulation's own jitter.
     f.set_parameter(p.name, p.low);
-    const double at_low = objective(f);
+    const auto at_low = objective.residuals_pct(f);
     f.set_parameter(p.name, p.high);
-    const double at_high = objective(f);
+    const auto at_high = objective.residuals_pct(f);
     f.set_parameter(p.name, p.value);
-    const bool determined = std::abs(at_high - at_low) > 1e-12 * std::max(1.0, at_low);
+    bool determined = false;
+    for (size_t i = 0; i < at_low.size(); ++i)
+      determined = determined || std::abs(at_high[i].second - at_low[i].second) >= kDetermines;
     result.parameters.push_back({p.name, p.unit, p.value, p.value, p.low, p.high,
                                  determined ? FittedParameter::Outcome::Fitted
                                             : FittedParameter::Outcome::Undetermined});

@@ -24,7 +24,8 @@ struct FittedParameter {
   enum class Outcome {
     Fitted,        // inside its range
     AtEdge,        // the best value lies on the range's edge: a mechanism is missing
-    Undetermined,  // the calibration points do not depend on it: left as it was
+    Undetermined,  // moving it across its range moves no calibration point by 1 percentage
+                   // point: left as it was
   };
   std::string name;
   wl::ParameterUnit unit = wl::ParameterUnit::Seconds;
