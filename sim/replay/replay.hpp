@@ -8,7 +8,9 @@
 //  - engine worker threads per GPU (compute and copy pools, host_threads.hpp) run each GPU
 //    operation: the engine's own cost, one launch per kernel, the GPU work, then the
 //    cudaStreamSynchronize that MXNet 1.x ends every GPU operation with; forward and backward
-//    kernels go in bulked segments, one engine operation each;
+//    kernels go in bulked segments, one engine operation each, cut where MXNet cuts them (at
+//    every layer's parameters); a framework without per-operation syncs (PyTorch) frees the
+//    thread once an operation is issued, the GPU stream keeping the order;
 //  - the input pipeline's decode threads fill a prefetch queue, batch after batch; a batch is
 //    copied to each GPU (host to device) by that GPU's copy pool.
 // A kernel cannot start before its launch, a gradient is ready when its segment has synced, and
@@ -19,11 +21,12 @@
 //    each GPU's gradient to the key's reducer (MXNet's greedy rule,
 //    workloads/src/reducer_assignment.hpp), sums, updates once there and copies the weights back;
 //    nccl_reduce_bcast reduces to GPU0 under one CPU-priority thread, updates there, broadcasts;
-//  - allreduce methods (nccl, nccl_tree, the MPI family) go through Horovod-style tensor fusion:
-//    every `fusion_cycle_s` the gradients ready so far are packed, in ready order, into buffers of
-//    at most `fusion_bytes` (a larger tensor alone), and the buffers are allreduced one after
-//    another; fusion_bytes = 0 allreduces each tensor alone as soon as it is ready, one after
-//    another on one communication stream (no fusion cycle).
+//  - allreduce methods (nccl, nccl_tree, the MPI family) group gradients as the framework says
+//    (wl::AllreduceModel): Horovod's fusion, every cycle the gradients ready so far packed in
+//    ready order into buffers of at most `buffer` bytes (a larger tensor alone); or DDP's
+//    buckets, filled in ready order and each allreduced once complete, strictly in order; the
+//    allreduces run one after another on one stream; a buffer of 0 allreduces each tensor alone
+//    as soon as it is ready.
 // Symmetry: above kFullComputeUpToGpus GPUs every GPU's compute stream is taken to be rank 0's,
 // so only rank 0's is simulated and a tensor is ready everywhere when it is ready on rank 0 (the
 // collectives still run over every GPU and link). This keeps a 512-GPU iteration at O(layers +
