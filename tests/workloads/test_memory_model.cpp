@@ -53,7 +53,28 @@ TEST(MemoryModel, ActivationsGrowLinearlyWithTheBatch) {
   const double a16 = estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 1})[0].activations;
   const double a32 = estimate_memory(x.w, x.c, x.f, {.batch = 32, .gpus = 1})[0].activations;
   EXPECT_NEAR(a32, 2 * a16, 1e-6 * a32);
-  EXPECT_GT(a16, 16 * x.c.activation_bytes);  // + activation gradients alive during backward
+  // Every layer's kept output, plus the two largest outputs for the gradients alive in backward.
+  double kept = 0, largest = 0;
+  for (size_t i = 0; i < x.w.layers.size(); ++i) {
+    kept += x.c.layers[i].activation_bytes;
+    largest = std::max(largest, x.w.layers[i].output.elements() * 4.0);
+  }
+  EXPECT_NEAR(a16, 16 * (kept + 2 * largest), 1e-6 * a16);
+}
+
+TEST(MemoryModel, AReluInPlaceKeepsNothingOfItsOwn) {
+  const Workload w = load_workload("resnet-50");
+  const WorkloadCosts c = compute_costs(w);
+  FrameworkConfig f = load_framework("mxnet");
+  ASSERT_FALSE(f.relu_in_place);  // MXNet 1.1 with cuDNN
+  const double kept = estimate_memory(w, c, f, {.batch = 8, .gpus = 1})[0].activations;
+  f.relu_in_place = true;
+  const double in_place = estimate_memory(w, c, f, {.batch = 8, .gpus = 1})[0].activations;
+  double relu_outputs = 0;
+  for (const Layer& layer : w.layers)
+    if (layer.type == LayerType::Relu) relu_outputs += layer.output.elements() * 4.0;
+  ASSERT_GT(relu_outputs, 0);
+  EXPECT_NEAR(kept - in_place, 8 * relu_outputs, 1e-6 * kept);
 }
 
 TEST(MemoryModel, WorkspaceIsCappedByTheFrameworkLimit) {

@@ -187,7 +187,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
   const ConfigNode doc = ConfigNode::load_file(f.file);
   MapReader r(doc, "framework file",
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
-               "update_on_kvstore", "execution", "host_costs", "input", "exchange", "allreduce",
+               "update_on_kvstore", "relu_in_place", "execution", "host_costs", "input", "exchange", "allreduce",
                "calibration"});
   f.name = r.string("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
@@ -196,6 +196,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
   f.optimizer_state_per_param = static_cast<int>(
       read_integer(r.require("optimizer_state_per_param", "1"), "optimizer_state_per_param", 0, 8));
   f.update_on_kvstore = read_bool(r.require("update_on_kvstore", "true"), "update_on_kvstore");
+  f.relu_in_place = read_bool(r.require("relu_in_place", "false"), "relu_in_place");
 
   MapReader e(r.require("execution", "{processes: one_per_node}"), "execution",
               {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops",

@@ -120,6 +120,7 @@ struct FrameworkConfig {
   Bytes workspace_limit;  // the most cuDNN workspace a convolution may take
   int optimizer_state_per_param = 1;  // arrays the optimizer keeps per parameter array
   bool update_on_kvstore = true;      // the reducing GPU runs the optimizer (MXNet kvstore)
+  bool relu_in_place = false;         // a ReLU's output overwrites its input (keeps nothing)
   ExecutionModel execution;
   HostCosts host;
   InputPipeline input;

@@ -121,17 +121,14 @@ WorkloadCosts compute_costs(const Workload& w) {
       if (c.has_backward_weights) bwd += in_elements;
       c.bwd_activation_bytes = bwd * element_bytes;
     }
-    switch (layer.type) {
-      case LayerType::Relu: c.activation_bytes = 0; break;  // in place: its output replaces its input
-      case LayerType::Dropout: c.activation_bytes = 2 * out_elements * element_bytes; break;  // + mask
-      default: c.activation_bytes = out_elements * element_bytes; break;
-    }
+    // Whether a ReLU works in place (keeping nothing of its own) is the framework's: the memory
+    // model asks FrameworkConfig::relu_in_place.
+    c.activation_bytes = (layer.type == LayerType::Dropout ? 2 : 1) * out_elements * element_bytes;  // + mask
 
     costs.params += c.params;
     costs.fwd_macs += c.fwd_macs;
     costs.fwd_flops += c.fwd_flops;
     costs.bwd_flops += c.bwd_data_flops + c.bwd_weight_flops;
-    costs.activation_bytes += c.activation_bytes;
   }
   return costs;
 }

@@ -43,7 +43,6 @@ struct WorkloadCosts {
   double fwd_macs = 0;   // per sample
   double fwd_flops = 0;  // per sample
   double bwd_flops = 0;  // per sample, both backward passes
-  double activation_bytes = 0;  // per sample, kept for backward
 };
 
 WorkloadCosts compute_costs(const Workload& workload);

@@ -6,15 +6,19 @@
 namespace gpuscale::wl {
 namespace {
 
-// Activations: what forward keeps for backward, plus the gradients of activations alive during
-// backward. MXNet's memory planner recycles the latter; we count the two largest outputs (a
-// layer's output gradient and its input gradient) [?] (docs/memory-model.md).
-double activation_bytes_per_sample(const Workload& w, const WorkloadCosts& costs) {
-  double largest = 0;
-  for (const Layer& layer : w.layers) {
-    largest = std::max(largest, static_cast<double>(layer.output.elements()));
+// Activations: what forward keeps for backward (every layer's output, but a ReLU's where the
+// framework runs it in place), plus the gradients of activations alive during backward. MXNet's
+// memory planner recycles the latter; we count the two largest outputs (a layer's output
+// gradient and its input gradient) [?] (docs/memory-model.md).
+double activation_bytes_per_sample(const Workload& w, const WorkloadCosts& costs,
+                                   const FrameworkConfig& f) {
+  double kept = 0, largest = 0;
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    largest = std::max(largest, static_cast<double>(w.layers[i].output.elements()));
+    if (f.relu_in_place && w.layers[i].type == LayerType::Relu) continue;
+    kept += costs.layers[i].activation_bytes;
   }
-  return costs.activation_bytes + 2 * largest * bytes_per_element(w.precision);
+  return kept + 2 * largest * bytes_per_element(w.precision);
 }
 
 // cuDNN workspace: the im2col buffer of the largest convolution (GEMM-based algorithms need
@@ -44,7 +48,7 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
   common.context = f.context.value.value;
   common.weights = param_bytes;
   common.gradients = param_bytes;
-  common.activations = activation_bytes_per_sample(w, costs) * o.batch;
+  common.activations = activation_bytes_per_sample(w, costs, f) * o.batch;
   common.workspace = workspace_bytes(w, o.batch, f);
   // On one GPU MXNet uses no kvstore (python/mxnet/model.py _create_kvstore) and updates locally.
   const bool kvstore = o.gpus > 1 && o.exchange != ExchangeLayout::Allreduce;
