@@ -452,8 +452,8 @@ class Replay {
   }
 
   // The open bucket's allreduce, once all its gradients are ready and the previous bucket's is
-  // done: DDP launches buckets strictly in order (Reducer::mark_bucket_ready, reducer.cpp:386-416
-  // at v1.5.0) on one NCCL stream.
+  // done: DDP launches buckets strictly in order (Reducer::mark_bucket_ready, torch/csrc/
+  // distributed/c10d/reducer.cpp:514-543 at v1.6.0) on one NCCL stream.
   void close_bucket() {
     if (open_bucket_.latches.empty()) return;
     std::vector<NodeId> deps = open_bucket_.ready;
