@@ -197,6 +197,7 @@ class Replay {
     std::vector<std::vector<NodeId>> fetched(static_cast<size_t>(processes));  // [process][k]
     auto process_of = [&](int rank) { return process_per_gpu_ ? rank : 0; };
     const int gpus_per_process = process_per_gpu_ ? 1 : ranks_;
+    const bool reads_loss_before_backward = f.execution.training_loop == wl::TrainingLoop::PytorchMain;
 
     std::vector<std::vector<int>> tensors_of_layer(n_layers);
     for (size_t t = 0; t < n_tensors; ++t) tensors_of_layer[static_cast<size_t>(s_.costs->tensors[t].layer)].push_back(static_cast<int>(t));
@@ -257,7 +258,7 @@ class Replay {
       }
       // Each GPU's forward and backward, segment by segment.
       std::vector<std::vector<NodeId>> grad_ready(n_layers, std::vector<NodeId>(cr, -1));
-      std::vector<NodeId> forward_done(cr, -1);
+      std::vector<NodeId> forward_done(cr, -1), loss_read(cr, -1), backward_issued(cr, -1);
       for (int r = 0; r < compute_ranks_; ++r) {
         const auto ri = static_cast<size_t>(r);
         // MXNet issues a segment once the previous one has synchronised and the weights it reads
@@ -271,6 +272,12 @@ class Replay {
         for (const auto& segment : segments) {
           std::vector<NodeId> ready{issued[ri]};
           if (previous >= 0) ready.push_back(previous);
+          if (reads_loss_before_backward && segment.front()->kind != wl::TaskKind::Forward &&
+              loss_read[ri] < 0) {
+            // loss.item(): the Python thread waits for the forward before it issues backward.
+            loss_read[ri] = step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[ri]});
+            ready.push_back(loss_read[ri]);
+          }
           if (loaded[ri] >= 0) ready.push_back(loaded[ri]);
           auto weights_read = [&](const wl::Task* task) {
             std::vector<NodeId> nodes;
@@ -300,6 +307,7 @@ class Replay {
             return join({launched, stream_tail[ri]});
           });
           previous = sync_after_op_ ? done : last_launch;
+          backward_issued[ri] = previous;
           for (const wl::Task* task : segment) {
             if (task->kind == wl::TaskKind::BackwardWeights) grad_ready[static_cast<size_t>(task->layer)][ri] = done;
           }
@@ -307,13 +315,21 @@ class Replay {
         }
         it.ends.push_back(done);
       }
-      // The Python thread's update(): per key, in parameter order, push, updater and pull.
+      // The Python thread's update(): per key, in parameter order (MXNet: push, updater and pull,
+      // running ahead of the GPUs; PyTorch: optimizer.step() once backward() has returned, i.e.
+      // once its rank's backward is issued).
       std::vector<std::vector<NodeId>> pushed(n_tensors);  // [tensor][process]
       for (size_t t = 0; t < n_tensors; ++t) {
-        for (int p = 0; p < processes; ++p) pushed[t].push_back(step(python[static_cast<size_t>(p)], python_per_key_s_, {}));
+        for (int p = 0; p < processes; ++p) {
+          std::vector<NodeId> after;
+          for (int r = 0; r < compute_ranks_ && reads_loss_before_backward; ++r) {
+            if (process_of(r) == p) after.push_back(backward_issued[static_cast<size_t>(r)]);
+          }
+          pushed[t].push_back(step(python[static_cast<size_t>(p)], python_per_key_s_, after));
+        }
       }
-      // Then update_metric: a blocking read of each GPU's forward output.
-      for (int r = 0; r < compute_ranks_; ++r) {
+      // Then MXNet's update_metric: a blocking read of each GPU's forward output.
+      for (int r = 0; r < compute_ranks_ && !reads_loss_before_backward; ++r) {
         step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[static_cast<size_t>(r)]});
       }
       // Exchange and update, key by key in the order gradients become ready (graph_'s Update tasks).

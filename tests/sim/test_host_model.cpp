@@ -160,6 +160,26 @@ TEST(HostModel, WithoutPerOperationSyncsASyncCostNeverShows) {
   EXPECT_GT(mxnet_costly - run_one(mxnet).iteration_s, 5e-3);  // a sync per segment and per op
 }
 
+TEST(HostModel, PyTorchReadsTheLossBeforeItIssuesBackward) {
+  // main.py's loss.item() blocks the Python thread between forward and backward: a 50 ms read
+  // adds all of itself to the iteration. MXNet's Module.fit reads the metric after update(),
+  // while the GPU runs backward, which hides most of it.
+  auto added_by_a_slow_read = [](const std::string& framework) {
+    Experiment e;
+    e.workloads = {"resnet-50"};
+    e.gpus = {1};
+    e.batches = {16};
+    e.comms = {"nccl"};
+    e.without = {"input"};
+    e.framework = framework_with("metric_sync", "50 ms", framework);
+    const double slow = run_one(e).iteration_s;
+    e.framework = framework_with("metric_sync", "0 us", framework);
+    return slow - run_one(e).iteration_s;
+  };
+  EXPECT_NEAR(added_by_a_slow_read("pytorch-ddp"), 0.050, 0.001);
+  EXPECT_LT(added_by_a_slow_read("mxnet"), 0.040);
+}
+
 TEST(HostModel, SameInputSameOutput) {
   const Experiment e = lenet_on(4);
   EXPECT_EQ(run_one(e).iteration_s, run_one(e).iteration_s);

@@ -200,7 +200,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
 
   MapReader e(r.require("execution", "{processes: one_per_node}"), "execution",
               {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops",
-               "cudnn_autotune", "sync_after_op"});
+               "cudnn_autotune", "sync_after_op", "training_loop"});
   f.execution.process_per_gpu =
       read_one_of(e.require("processes", "one_per_node"), "processes",
                   {"one_per_node", "one_per_gpu"}) == "one_per_gpu";
@@ -212,6 +212,11 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
       read_integer(e.require("bulk_segment_ops", "15"), "bulk_segment_ops", 1, 100000));
   f.execution.cudnn_autotune = read_bool(e.require("cudnn_autotune", "true"), "cudnn_autotune");
   f.execution.sync_after_op = read_bool(e.require("sync_after_op", "true"), "sync_after_op");
+  f.execution.training_loop =
+      read_one_of(e.require("training_loop", "mxnet_module_fit"), "training_loop",
+                  {"mxnet_module_fit", "pytorch_main"}) == "pytorch_main"
+          ? TrainingLoop::PytorchMain
+          : TrainingLoop::MxnetModuleFit;
 
   MapReader h(r.require("host_costs", "{kernel_launch: 5 us, ...}"), "host_costs",
               {"kernel_launch", "stream_sync", "python_per_gpu", "metric_sync", "engine_op",

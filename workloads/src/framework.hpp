@@ -58,6 +58,16 @@ struct HostCosts {
   std::vector<HostCost*> all();
 };
 
+// The training loop's program order on the Python thread.
+enum class TrainingLoop {
+  // MXNet's Module.fit (python/mxnet/module/base_module.py:487-496 at 1.1.0): forward and backward
+  // issued, then update() pushes and pulls every key, then update_metric reads each GPU's output.
+  MxnetModuleFit,
+  // pytorch/examples imagenet/main.py: forward issued, the loss read back (waiting for the
+  // forward), backward issued, then optimizer.step() once backward() has returned.
+  PytorchMain
+};
+
 struct ExecutionModel {
   bool process_per_gpu = false;  // false: one Python process drives every GPU of a node
   int gpu_compute_workers = 2;   // engine threads per GPU running kernels
@@ -67,6 +77,7 @@ struct ExecutionModel {
   // The issuing thread waits for each operation's GPU work (MXNet 1.x's cudaStreamSynchronize)
   // before the next; false: it issues and moves on, the GPU stream keeps the order (PyTorch).
   bool sync_after_op = true;
+  TrainingLoop training_loop = TrainingLoop::MxnetModuleFit;
 };
 
 // How allreduce methods group gradients into collectives (docs/replay.md, "Gradient exchange").
