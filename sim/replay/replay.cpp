@@ -453,6 +453,22 @@ class Replay {
     return weights;
   }
 
+  // Gradients copied into a flat buffer of `bytes` on every GPU, the allreduce, and the copies back
+  // (a device-to-device copy reads and writes each byte), one after another on one stream after
+  // `start` and the previous buffer's: when the gradients are back in place.
+  NodeId flat_buffer_allreduce(double bytes, NodeId start) {
+    const double copy_s = s_.compute->reduction_time(2 * bytes).value;
+    std::vector<NodeId> copied_in, copied_out;
+    for (int r = 0; r < compute_ranks_; ++r) {
+      copied_in.push_back(compute_node(r, copy_s, {start}, [] { return std::string("copy into fusion buffer"); }));
+    }
+    const NodeId reduced = append_schedule(schedule_for(bytes, 0), join(copied_in));
+    for (int r = 0; r < compute_ranks_; ++r) {
+      copied_out.push_back(compute_node(r, copy_s, {reduced}, [] { return std::string("copy out of fusion buffer"); }));
+    }
+    return join(copied_out);
+  }
+
   // --- DDP buckets ---------------------------------------------------------------------------
   // Tensor `t` joins the open bucket (gradients arrive in ready order); the bucket closes once it
   // holds its limit, the iteration's first at `first_bucket` bytes. A latch released when the
@@ -469,12 +485,13 @@ class Replay {
 
   // The open bucket's allreduce, once all its gradients are ready and the previous bucket's is
   // done: DDP launches buckets strictly in order (Reducer::mark_bucket_ready, torch/csrc/
-  // distributed/c10d/reducer.cpp:514-543 at v1.6.0) on one NCCL stream.
+  // distributed/c10d/reducer.cpp:514-543 at v1.6.0) on one NCCL stream. Every gradient is copied
+  // into its bucket (:319) and back once reduced (the finalize step), bucket of one or not.
   void close_bucket() {
     if (open_bucket_.latches.empty()) return;
     std::vector<NodeId> deps = open_bucket_.ready;
     if (last_fused_ >= 0) deps.push_back(last_fused_);
-    last_fused_ = append_schedule(schedule_for(open_bucket_.bytes, 0), join(deps));
+    last_fused_ = flat_buffer_allreduce(open_bucket_.bytes, join(deps));
     for (NodeId latch : open_bucket_.latches) {
       dag_.on_done(last_fused_, [this, latch](double) { dag_.release(latch); });
     }
@@ -513,9 +530,12 @@ class Replay {
         bytes += bytes_of(ready[i]);
         buffer.push_back(ready[i++]);
       }
-      // Horovod runs the fused allreduces one after another.
+      // Horovod runs the fused allreduces one after another; a buffer of more than one tensor is
+      // copied in and out tensor by tensor (horovod/common/ops/collective_operations.cc:37-67 at
+      // v0.19.1), a lone tensor is reduced in place (ops/nccl_operations.cc:109-158).
       const NodeId start = join(last_fused_ >= 0 ? std::vector<NodeId>{last_fused_} : std::vector<NodeId>{});
-      last_fused_ = append_schedule(schedule_for(bytes, 0), start);
+      last_fused_ = buffer.size() > 1 ? flat_buffer_allreduce(bytes, start)
+                                      : append_schedule(schedule_for(bytes, 0), start);
       for (int index : buffer) {
         const NodeId latch = fusion_latches_[static_cast<size_t>(index)];
         dag_.on_done(last_fused_, [this, latch](double) { dag_.release(latch); });
