@@ -118,11 +118,12 @@ wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& 
   return a;
 }
 
+wl::FrameworkConfig framework_of(const Experiment& e) {
+  return e.framework_config ? *e.framework_config : wl::load_framework(e.framework);
+}
+
 double allreduce_buffer_mb(const Experiment& e) {
-  if (e.fusion_mb) return *e.fusion_mb;
-  const wl::FrameworkConfig framework =
-      e.framework_config ? *e.framework_config : wl::load_framework(e.framework);
-  return framework.allreduce.buffer.value / 1e6;
+  return e.fusion_mb ? *e.fusion_mb : framework_of(e).allreduce.buffer.value / 1e6;
 }
 
 wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,

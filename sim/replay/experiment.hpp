@@ -89,6 +89,9 @@ struct ResultRow {
   Timeline timeline;  // when the experiment records one
 };
 
+// The experiment's framework: the one held in memory, else its file.
+wl::FrameworkConfig framework_of(const Experiment& e);
+
 // How the experiment's allreduce methods group gradients: the framework's, with the experiment's
 // overrides (`--fusion-mb`, `fusion_cycle_ms`).
 wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& framework);

@@ -150,12 +150,13 @@ class Replay {
   // cost and `launches` kernel launches, then `body(issued)` (the GPU work, returning its end),
   // then the stream synchronisation(s) that end every GPU operation of MXNet 1.x. A framework
   // that does not synchronise after each operation (ExecutionModel::sync_after_op) frees the
-  // thread once the operation is issued.
+  // thread once the operation is issued. `issued_out`, if given, receives the issue's node.
   template <class Body>
   NodeId engine_op(HostThreadPool& pool, const std::vector<NodeId>& ready, int launches, int syncs,
-                   Body body) {
+                   Body body, NodeId* issued_out = nullptr) {
     const NodeId granted = pool.acquire(join(ready));
-    const NodeId issued = last_issued_ = host_work(engine_op_s_ + launches * launch_s_, {granted});
+    const NodeId issued = host_work(engine_op_s_ + launches * launch_s_, {granted});
+    if (issued_out != nullptr) *issued_out = issued;
     if (!sync_after_op_) {
       pool.hold_until(issued);
       return body(issued);
@@ -318,19 +319,24 @@ class Replay {
       // The Python thread's update(): per key, in parameter order (MXNet: push, updater and pull,
       // running ahead of the GPUs; PyTorch: optimizer.step() once backward() has returned, i.e.
       // once its rank's backward is issued).
+      std::vector<std::vector<NodeId>> backward_returned(static_cast<size_t>(processes));
+      if (reads_loss_before_backward) {
+        for (int r = 0; r < compute_ranks_; ++r) {
+          backward_returned[static_cast<size_t>(process_of(r))].push_back(backward_issued[static_cast<size_t>(r)]);
+        }
+      }
       std::vector<std::vector<NodeId>> pushed(n_tensors);  // [tensor][process]
       for (size_t t = 0; t < n_tensors; ++t) {
         for (int p = 0; p < processes; ++p) {
-          std::vector<NodeId> after;
-          for (int r = 0; r < compute_ranks_ && reads_loss_before_backward; ++r) {
-            if (process_of(r) == p) after.push_back(backward_issued[static_cast<size_t>(r)]);
-          }
-          pushed[t].push_back(step(python[static_cast<size_t>(p)], python_per_key_s_, after));
+          const auto pi = static_cast<size_t>(p);
+          pushed[t].push_back(step(python[pi], python_per_key_s_, backward_returned[pi]));
         }
       }
       // Then MXNet's update_metric: a blocking read of each GPU's forward output.
-      for (int r = 0; r < compute_ranks_ && !reads_loss_before_backward; ++r) {
-        step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[static_cast<size_t>(r)]});
+      if (!reads_loss_before_backward) {
+        for (int r = 0; r < compute_ranks_; ++r) {
+          step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[static_cast<size_t>(r)]});
+        }
       }
       // Exchange and update, key by key in the order gradients become ready (graph_'s Update tasks).
       buckets_closed_ = 0;
@@ -364,10 +370,11 @@ class Replay {
   // An update kernel on `rank`'s GPU as one engine operation.
   // Its issue is noted for the next iteration's forward (updates_issued_).
   NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready) {
+    NodeId issued = -1;
     const NodeId done = engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], ready, 1, 1, [&](NodeId start) {
       return compute_node(rank, update_s_[t], {start}, [&] { return "update " + s_.costs->tensors[t].name; });
-    });
-    if (rank < compute_ranks_) updates_issued_[static_cast<size_t>(rank)].push_back(last_issued_);
+    }, &issued);
+    if (rank < compute_ranks_) updates_issued_[static_cast<size_t>(rank)].push_back(issued);
     return done;
   }
 
@@ -582,7 +589,6 @@ class Replay {
   wl::ExchangeLayout layout_;
   bool process_per_gpu_;
   bool sync_after_op_;  // ExecutionModel::sync_after_op
-  NodeId last_issued_ = -1;  // the issue of the latest engine operation
   // [compute rank]: the issues of the previous iteration's updates on that GPU's thread.
   std::vector<std::vector<NodeId>> updates_issued_;
   ProtocolChoice protocol_;

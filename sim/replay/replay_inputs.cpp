@@ -51,7 +51,7 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
       workload(wl::load_workload(c.workload)),
       costs(wl::compute_costs(workload)),
       compute(compute_model(workload, costs, machine.devices()[placement.gpus[0]].model, e.profile)),
-      framework(e.framework_config ? *e.framework_config : wl::load_framework(e.framework)) {
+      framework(framework_of(e)) {
   setup.topology = &machine;
   setup.router = &router;
   setup.gpus = placement.gpus;

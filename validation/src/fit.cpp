@@ -135,18 +135,18 @@ class Objective {
   }
 
   double operator()(const wl::FrameworkConfig& f) {
+    double sum = 0;
+    const auto& residuals = residuals_pct(f);
+    for (const auto& [point, error] : residuals) sum += std::pow(std::log(1 + error / 100), 2);
+    return sum / static_cast<double>(residuals.size());
+  }
+
+  // Simulated once per set of parameter values: the range checks, the scans and the searches
+  // come back to the same values.
+  const std::vector<std::pair<wl::SuitePoint, double>>& residuals_pct(const wl::FrameworkConfig& f) {
     std::string key;
     for (const wl::ParameterView& p : f.parameters()) key += fmt::format("{:.17g};", p.value);
     if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
-    double sum = 0;
-    const auto residuals = residuals_pct(f);
-    for (const auto& [point, error] : residuals) sum += std::pow(std::log(1 + error / 100), 2);
-    const double value = sum / static_cast<double>(residuals.size());
-    cache_.emplace(key, value);
-    return value;
-  }
-
-  std::vector<std::pair<wl::SuitePoint, double>> residuals_pct(const wl::FrameworkConfig& f) {
     std::vector<std::pair<wl::SuitePoint, double>> all;
     for (const SuiteCalibration& s : suites_) {
       const auto residuals = s.residuals_pct(f);
@@ -154,7 +154,7 @@ class Objective {
     }
     ++evaluations_;
     if (progress_) progress_(evaluations_);
-    return all;
+    return cache_.emplace(key, std::move(all)).first->second;
   }
 
   int evaluations() const { return evaluations_; }
@@ -162,7 +162,7 @@ class Objective {
  private:
   std::vector<SuiteCalibration> suites_;
   std::function<void(int)> progress_;
-  std::map<std::string, double> cache_;
+  std::map<std::string, std::vector<std::pair<wl::SuitePoint, double>>> cache_;
   int evaluations_ = 0;
 };
 
@@ -174,10 +174,10 @@ double best_log_value(wl::FrameworkConfig& f, const wl::ParameterView& p, Object
     return objective(f);
   };
   const double low = std::log(p.low), high = std::log(p.high);
-  std::vector<double> scan;
-  for (int i = 0; i < kScanPoints; ++i) scan.push_back(at(low + i * (high - low) / (kScanPoints - 1)));
-  const auto best = static_cast<int>(std::min_element(scan.begin(), scan.end()) - scan.begin());
   const double step = (high - low) / (kScanPoints - 1);
+  std::vector<double> scan;
+  for (int i = 0; i < kScanPoints; ++i) scan.push_back(at(low + i * step));
+  const auto best = static_cast<int>(std::min_element(scan.begin(), scan.end()) - scan.begin());
   double a = std::max(low, low + (best - 1) * step), b = std::min(high, low + (best + 1) * step);
   double c = b - kGolden * (b - a), d = a + kGolden * (b - a);
   double fc = at(c), fd = at(d);

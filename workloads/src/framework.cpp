@@ -66,8 +66,9 @@ AllreduceModel read_allreduce(const ConfigNode& node) {
   if (buckets) {
     a.first_bucket = read_bytes(r.require("first_bucket", "1 MiB"), "allreduce first_bucket");
   } else {
-    a.cycle = read_seconds(r.require("cycle", "5 ms"), "allreduce cycle");
-    if (a.cycle.value <= 0) throw ConfigError(r.require("cycle", "5 ms").origin(), "allreduce cycle must be positive");
+    const ConfigNode& cycle = r.require("cycle", "5 ms");
+    a.cycle = read_seconds(cycle, "allreduce cycle");
+    if (a.cycle.value <= 0) throw ConfigError(cycle.origin(), "allreduce cycle must be positive");
   }
   return a;
 }

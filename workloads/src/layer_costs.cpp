@@ -121,9 +121,9 @@ WorkloadCosts compute_costs(const Workload& w) {
       if (c.has_backward_weights) bwd += in_elements;
       c.bwd_activation_bytes = bwd * element_bytes;
     }
-    // Whether a ReLU works in place (keeping nothing of its own) is the framework's: the memory
-    // model asks FrameworkConfig::relu_in_place.
-    c.activation_bytes = (layer.type == LayerType::Dropout ? 2 : 1) * out_elements * element_bytes;  // + mask
+    // The output, and a dropout's mask beside it. Whether a ReLU works in place (keeping nothing
+    // of its own) is the framework's: the memory model asks FrameworkConfig::relu_in_place.
+    c.activation_bytes = (layer.type == LayerType::Dropout ? 2 : 1) * out_elements * element_bytes;
 
     costs.params += c.params;
     costs.fwd_macs += c.fwd_macs;
