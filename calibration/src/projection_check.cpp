@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <span>
 
@@ -15,21 +16,6 @@ namespace {
 
 using compute::KernelClass;
 using compute::TrainingPass;
-
-// Each convolution pass and its two kernel classes (kernel_time.hpp: conv_kernel_class).
-struct ConvClasses {
-  TrainingPass pass;
-  KernelClass plain;
-  KernelClass winograd;
-};
-constexpr std::array kConvClasses{
-    ConvClasses{TrainingPass::forward, KernelClass::conv_forward,
-                KernelClass::conv_forward_winograd},
-    ConvClasses{TrainingPass::backward_data, KernelClass::conv_backward_data,
-                KernelClass::conv_backward_data_winograd},
-    ConvClasses{TrainingPass::backward_weights, KernelClass::conv_backward_weights,
-                KernelClass::conv_backward_weights_winograd},
-};
 
 // DeepBench's first line names its precision: "Float", or "16 bit inputs, 16 bit
 // multiplication, 32 bit addition" for the Tensor Core runs.
@@ -85,11 +71,10 @@ std::vector<ErrorSummary> summary_of(const std::vector<ProjectedCall>& calls) {
     if (auto s = summarise(operation, chosen)) out.push_back(*s);
   };
   add("gemm", [](KernelClass k) { return k == KernelClass::gemm; });
-  for (const ConvClasses& c : kConvClasses) {
-    add("conv " + compute::to_string(c.pass),
-        [&](KernelClass k) { return k == c.plain || k == c.winograd; });
-    add(compute::to_string(c.plain), [&](KernelClass k) { return k == c.plain; });
-    add(compute::to_string(c.winograd), [&](KernelClass k) { return k == c.winograd; });
+  for (int p = 0; p < compute::kTrainingPassCount; ++p) {
+    const auto pass = static_cast<TrainingPass>(p);
+    add("conv " + compute::to_string(pass),
+        [&](KernelClass k) { return k == compute::conv_kernel_class(pass); });
   }
   return out;
 }
@@ -160,22 +145,27 @@ ProjectionCheck check_analytic(const DeepBenchMeasurements& measured,
                                const compute::AnalyticParams& params) {
   const compute::Precision precision = measured.precision;
   ProjectionCheck check;
-  auto add = [&](int line, const compute::KernelWork& work, Seconds time) {
-    const Seconds analytic = compute::analytic_kernel_time(measured_on, params, work, precision);
-    check.calls.push_back({line, work.kind, time, analytic, time});
-  };
   for (const MeasuredGemm& g : measured.gemms) {
-    add(g.shape.line, compute::gemm_kernel_work(g.shape.m, g.shape.n, g.shape.k, precision),
-        g.time.median);
+    const compute::KernelWork work =
+        compute::gemm_kernel_work(g.shape.m, g.shape.n, g.shape.k, precision);
+    const Seconds analytic = compute::analytic_kernel_time(measured_on, params, work, precision);
+    check.calls.push_back({g.shape.line, work.kind, g.time.median, analytic, g.time.median});
   }
+  // The calibration tool times each pass with the algorithm cuDNN's Find ranks fastest, as
+  // autotuning does.
+  const compute::ConvAlgorithmPolicy find{true, std::numeric_limits<double>::infinity()};
   for (const MeasuredConv& c : measured.convs) {
     const compute::ConvShape shape = conv_shape(c.shape);
-    auto work = [&](TrainingPass pass) { return compute::conv_kernel_work(shape, pass, precision); };
-    add(c.shape.line, work(TrainingPass::forward), c.forward.median);
-    if (c.backward_data) {
-      add(c.shape.line, work(TrainingPass::backward_data), c.backward_data->median);
-    }
-    add(c.shape.line, work(TrainingPass::backward_weights), c.backward_weights.median);
+    auto add = [&](TrainingPass pass, Seconds time) {
+      const Seconds analytic =
+          compute::choose_conv_algorithm(measured_on, params.conv, params.launch_overhead, shape,
+                                         pass, precision, find)
+              .time;
+      check.calls.push_back({c.shape.line, compute::conv_kernel_class(pass), time, analytic, time});
+    };
+    add(TrainingPass::forward, c.forward.median);
+    if (c.backward_data) add(TrainingPass::backward_data, c.backward_data->median);
+    add(TrainingPass::backward_weights, c.backward_weights.median);
   }
   check.summary = summary_of(check.calls);
   return check;

@@ -26,7 +26,7 @@ struct ProjectedCall {
 };
 
 struct ErrorSummary {
-  std::string operation;  // "gemm", "conv forward" (every shape), "conv_forward_winograd", ...
+  std::string operation;  // "gemm", "conv forward", "conv backward_data", "conv backward_weights"
   int n = 0;
   double median_abs = 0;     // of |error|
   double p90_abs = 0;        // of |error|, linear between ranks
@@ -38,8 +38,7 @@ struct ProjectionCheck {
   // Measured rows whose line holds no DeepBench row of the same kind and shape.
   std::vector<int> unmatched_lines;
   int unmeasured_rows = 0;  // DeepBench rows the measurements lack
-  // gemm, then per convolution pass: every shape, then each of its two kernel classes; operations
-  // without calls are left out.
+  // gemm, then each convolution pass; operations without calls are left out.
   std::vector<ErrorSummary> summary;
 };
 

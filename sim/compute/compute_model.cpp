@@ -48,9 +48,10 @@ void check_layer(int layer, int batch, std::size_t layers) {
 class AnalyticModel final : public ComputeTimeModel {
  public:
   AnalyticModel(const wl::Workload& workload, const wl::WorkloadCosts& costs, const GpuSpec& gpu,
-                const AnalyticParams& params)
+                const AnalyticParams& params, const ConvAlgorithmPolicy& policy)
       : gpu_(gpu),
         params_(params),
+        policy_(policy),
         precision_(kernel_precision(workload.precision, gpu)),
         element_bytes_(bytes_per_element(precision_)),
         plans_(plan_layers(workload, costs)) {
@@ -60,17 +61,36 @@ class AnalyticModel final : public ComputeTimeModel {
   std::string name() const override { return "analytic " + gpu_.name; }
 
   LayerTimes layer_times(int layer, int batch) const override {
-    check_layer(layer, batch, plans_.size());
-    const LayerPlan& plan = plans_[static_cast<size_t>(layer)];
     std::array<double, kTrainingPassCount> t{};
     for (int p = 0; p < kTrainingPassCount; ++p) {
-      const auto pass = static_cast<TrainingPass>(p);
-      if (!plan.has(pass)) continue;
-      t[p] = analytic_layer_time(gpu_, params_, kernels_of(plan, pass, batch, precision_).kernels(),
-                                 precision_)
-                 .value;
+      t[p] = pass_plan(layer, static_cast<TrainingPass>(p), batch).time.value;
     }
     return to_layer_times(t);
+  }
+
+  // The layer's kernels, a convolution's by the algorithm the policy picks, plus the framework
+  // overhead once.
+  PassPlan pass_plan(int layer, TrainingPass pass, int batch) const override {
+    check_layer(layer, batch, plans_.size());
+    const LayerPlan& plan = plans_[static_cast<size_t>(layer)];
+    if (!plan.has(pass)) return {};
+    PassPlan out;
+    double total = params_.framework_overhead.value;
+    for (const KernelWork& k : kernels_of(plan, pass, batch, precision_).kernels()) {
+      if (k.kind != conv_kernel_class(pass) || plan.mapping != LayerPlan::Mapping::conv) {
+        total += analytic_kernel_time(gpu_, params_, k, precision_).value;
+        continue;
+      }
+      ConvShape shape = plan.conv;
+      shape.batch = batch;
+      const ConvChoice choice = choose_conv_algorithm(gpu_, params_.conv, params_.launch_overhead,
+                                                      shape, pass, precision_, policy_);
+      total += choice.time.value;
+      out.algorithm = to_string(choice.algorithm);
+      out.workspace_bytes = choice.workspace_bytes;
+    }
+    out.time = {total};
+    return out;
   }
 
   // A sum of two inputs into one output: 3 elements moved per addition.
@@ -95,6 +115,7 @@ class AnalyticModel final : public ComputeTimeModel {
  private:
   GpuSpec gpu_;
   AnalyticParams params_;
+  ConvAlgorithmPolicy policy_;
   Precision precision_;
   double element_bytes_;
   std::vector<LayerPlan> plans_;  // parallel to Workload::layers
@@ -120,9 +141,10 @@ GpuSpec measured_gpu(const MeasuredProfile& profile, const GpuSpec& target) {
 class ProfileModel final : public ComputeTimeModel {
  public:
   ProfileModel(const wl::Workload& workload, const wl::WorkloadCosts& costs,
-               const MeasuredProfile& profile, const GpuSpec& gpu, const AnalyticParams& params)
+               const MeasuredProfile& profile, const GpuSpec& gpu, const AnalyticParams& params,
+               const ConvAlgorithmPolicy& policy)
       : name_("profile " + profile.origin.file),
-        analytic_(workload, costs, gpu, params),
+        analytic_(workload, costs, gpu, params, policy),
         plans_(plan_layers(workload, costs)),
         precision_(profile.precision) {
     if (profile.workload != workload.name) {
@@ -177,21 +199,17 @@ class ProfileModel final : public ComputeTimeModel {
   std::string name() const override { return name_; }
 
   LayerTimes layer_times(int layer, int batch) const override {
-    check_layer(layer, batch, by_layer_.size());
-    const LayerProfile& measured_layer = by_layer_[static_cast<size_t>(layer)];
-    const LayerPlan& plan = plans_[static_cast<size_t>(layer)];
     std::array<double, kTrainingPassCount> t{};
     for (int p = 0; p < kTrainingPassCount; ++p) {
-      const auto pass = static_cast<TrainingPass>(p);
-      if (!plan.has(pass)) continue;
-      const Seconds measured = measured_layer.time(pass, batch);
-      t[p] = projection_ ? project_time(measured,
-                                        kernels_of(plan, pass, batch, precision_).kernels(),
-                                        precision_, projection_->from, projection_->to)
-                               .value
-                         : measured.value;
+      t[p] = measured_time(layer, static_cast<TrainingPass>(p), batch).value;
     }
     return to_layer_times(t);
+  }
+
+  PassPlan pass_plan(int layer, TrainingPass pass, int batch) const override {
+    PassPlan plan = analytic_.pass_plan(layer, pass, batch);
+    plan.time = measured_time(layer, pass, batch);
+    return plan;
   }
 
   // Analytic on the simulated GPU even when the profile holds microbenchmarks: a reduction or
@@ -202,6 +220,16 @@ class ProfileModel final : public ComputeTimeModel {
   Seconds update_time(long elements) const override { return analytic_.update_time(elements); }
 
  private:
+  Seconds measured_time(int layer, TrainingPass pass, int batch) const {
+    check_layer(layer, batch, by_layer_.size());
+    const LayerPlan& plan = plans_[static_cast<size_t>(layer)];
+    if (!plan.has(pass)) return {0};
+    const Seconds measured = by_layer_[static_cast<size_t>(layer)].time(pass, batch);
+    if (!projection_) return measured;
+    return project_time(measured, kernels_of(plan, pass, batch, precision_).kernels(), precision_,
+                        projection_->from, projection_->to);
+  }
+
   struct Projection {
     ProjectionEnd from;  // the GPU the profile was measured on
     ProjectionEnd to;    // the GPU simulated
@@ -218,19 +246,33 @@ class ProfileModel final : public ComputeTimeModel {
 
 }  // namespace
 
+double largest_workspace_bytes(const ComputeTimeModel& model, const wl::Workload& workload,
+                               int batch) {
+  double largest = 0;
+  for (int layer = 0; layer < static_cast<int>(workload.layers.size()); ++layer) {
+    for (int p = 0; p < kTrainingPassCount; ++p) {
+      const auto pass = static_cast<TrainingPass>(p);
+      largest = std::max(largest, model.pass_plan(layer, pass, batch).workspace_bytes);
+    }
+  }
+  return largest;
+}
+
 std::unique_ptr<ComputeTimeModel> make_analytic_model(const wl::Workload& workload,
                                                       const wl::WorkloadCosts& costs,
                                                       const GpuSpec& gpu,
-                                                      const AnalyticParams& params) {
-  return std::make_unique<AnalyticModel>(workload, costs, gpu, params);
+                                                      const AnalyticParams& params,
+                                                      const ConvAlgorithmPolicy& policy) {
+  return std::make_unique<AnalyticModel>(workload, costs, gpu, params, policy);
 }
 
 std::unique_ptr<ComputeTimeModel> make_profile_model(const wl::Workload& workload,
                                                      const wl::WorkloadCosts& costs,
                                                      const MeasuredProfile& profile,
                                                      const GpuSpec& gpu,
-                                                     const AnalyticParams& params) {
-  return std::make_unique<ProfileModel>(workload, costs, profile, gpu, params);
+                                                     const AnalyticParams& params,
+                                                     const ConvAlgorithmPolicy& policy) {
+  return std::make_unique<ProfileModel>(workload, costs, profile, gpu, params, policy);
 }
 
 }  // namespace gpuscale::compute

@@ -16,6 +16,14 @@
 
 namespace gpuscale::compute {
 
+// One pass as the model plans it: the time, and for a convolution the algorithm and the
+// workspace it needs.
+struct PassPlan {
+  Seconds time;
+  std::string algorithm;    // "implicit_gemm", "winograd"; empty for any other kernel
+  double workspace_bytes = 0;
+};
+
 struct LayerTimes {
   Seconds forward;
   Seconds backward_data;     // 0 when the layer has no backward-data task
@@ -31,17 +39,29 @@ class ComputeTimeModel {
   virtual std::string name() const = 0;
   // `layer` indexes Workload::layers (layer 0, the input, costs nothing).
   virtual LayerTimes layer_times(int layer, int batch) const = 0;
+  // The pass of `layer` with its convolution algorithm (what `layer_times` sums up, per pass; a
+  // measured time's algorithm is the one the analytic model would choose).
+  virtual PassPlan pass_plan(int layer, TrainingPass pass, int batch) const = 0;
+
   // Summing gradients on a GPU: a streaming kernel moving `bytes` (inputs read + output written).
   virtual Seconds reduction_time(double bytes) const = 0;
   // The optimizer's update of one parameter tensor of `elements` elements.
   virtual Seconds update_time(long elements) const = 0;
 };
 
-// The analytic roofline on `gpu` with the constants `params`.
+// The cuDNN workspace of the workload's largest convolution pass at `batch`, by the algorithms
+// `model` plans: the framework's pooled allocator keeps one workspace the size of the largest
+// it was asked for.
+double largest_workspace_bytes(const ComputeTimeModel& model, const wl::Workload& workload,
+                               int batch);
+
+// The analytic model on `gpu` with the constants `params`; convolutions run the algorithm
+// `policy` picks (the framework's autotuning setting and workspace limit).
 std::unique_ptr<ComputeTimeModel> make_analytic_model(const wl::Workload& workload,
                                                       const wl::WorkloadCosts& costs,
                                                       const GpuSpec& gpu,
-                                                      const AnalyticParams& params);
+                                                      const AnalyticParams& params,
+                                                      const ConvAlgorithmPolicy& policy);
 
 // Measured times per layer, projected to `gpu` (projection.hpp) when the profile was measured on
 // another model; reductions and updates, which a profile does not hold, come from the analytic
@@ -51,6 +71,7 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const wl::Workload& workloa
                                                      const wl::WorkloadCosts& costs,
                                                      const MeasuredProfile& profile,
                                                      const GpuSpec& gpu,
-                                                     const AnalyticParams& params);
+                                                     const AnalyticParams& params,
+                                                     const ConvAlgorithmPolicy& policy);
 
 }  // namespace gpuscale::compute

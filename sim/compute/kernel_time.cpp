@@ -11,37 +11,57 @@ namespace gpuscale::compute {
 namespace {
 
 constexpr std::array<const char*, kKernelClassCount> kKernelClassNames{
-    "conv_forward",          "conv_backward_data",          "conv_backward_weights",
-    "conv_forward_winograd", "conv_backward_data_winograd", "conv_backward_weights_winograd",
-    "gemm",                  "elementwise"};
+    "conv_forward", "conv_backward_data", "conv_backward_weights", "gemm", "elementwise"};
 
-constexpr std::array<const char*, kTrainingPassCount> kTrainingPassNames{
-    "forward", "backward_data", "backward_weights"};
-
-template <std::size_t N>
-std::optional<int> index_of(const std::array<const char*, N>& names, const std::string& name) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (name == names[i]) return static_cast<int>(i);
-  }
-  return std::nullopt;
-}
-
-// Efficiencies may exceed 1 where FLOPs are counted as direct convolution but cuDNN runs a
-// cheaper algorithm (Winograd: 2.25x to 4x fewer multiplies for 3x3 filters), or where
-// operands stay in the L2 cache; beyond these bounds a value is a typo.
-constexpr double kMaxComputeEfficiency = 4.0;
+// A GEMM may reach its peak; operands that stay in the L2 cache may beat the copy bandwidth a
+// little; beyond these bounds a value is a typo.
+constexpr double kMaxComputeEfficiency = 1.0;
 constexpr double kMaxMemoryEfficiency = 2.0;
 
-// A mapping from every kernel class to an efficiency.
-std::array<double, kKernelClassCount> read_class_table(const ConfigNode& node,
-                                                       const std::string& what, double max) {
-  MapReader r(node, what, kernel_class_names());
-  std::array<double, kKernelClassCount> table{};
-  for (int c = 0; c < kKernelClassCount; ++c) {
-    const std::string key = kKernelClassNames[c];
-    table[c] = read_number(r.require(key, "0.8"), fmt::format("{} of {}", key, what), 0.01, max);
+double read_fraction(MapReader& r, const std::string& key, const std::string& what, double max) {
+  return read_number(r.require(key, "0.8"), fmt::format("{} of {}", key, what), 0.01, max);
+}
+
+ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::string& what) {
+  MapReader r(node, what,
+              {"gemm_efficiency", "gemm_fixed_cost", "epilogue_steps", "memory_efficiency",
+               "winograd_efficiency", "winograd_fixed_cost", "channel_multiple"});
+  ConvPrecisionParams p;
+  MapReader passes(r.require("gemm_efficiency", "{forward: 0.9, backward_data: 0.9, "
+                                                "backward_weights: 0.6}"),
+                   what + " gemm_efficiency", training_pass_names());
+  for (int i = 0; i < kTrainingPassCount; ++i) {
+    p.gemm_efficiency[i] = read_fraction(passes, to_string(static_cast<TrainingPass>(i)),
+                                         what + " gemm_efficiency", kMaxComputeEfficiency);
   }
-  return table;
+  p.gemm_fixed_cost = read_seconds(r.require("gemm_fixed_cost", "10 us"), what + " gemm_fixed_cost");
+  p.epilogue_steps = read_number(r.require("epilogue_steps", "10"), what + " epilogue_steps", 0, 1e4);
+  p.memory_efficiency = read_fraction(r, "memory_efficiency", what, kMaxMemoryEfficiency);
+  if (auto w = r.find("winograd_efficiency")) {
+    p.winograd_efficiency = read_number(*w, what + " winograd_efficiency", 0.01, kMaxComputeEfficiency);
+    p.winograd_fixed_cost =
+        read_seconds(r.require("winograd_fixed_cost", "10 us"), what + " winograd_fixed_cost");
+  }
+  if (auto m = r.find("channel_multiple")) {
+    p.channel_multiple = static_cast<long>(read_number(*m, what + " channel_multiple", 1, 1024));
+  }
+  return p;
+}
+
+ConvModelParams read_conv_params(const ConfigNode& node) {
+  std::vector<std::string> keys = precision_names();
+  keys.push_back("tile");
+  MapReader r(node, "convolution", keys);
+  ConvModelParams c;
+  MapReader tile(r.require("tile", "{m: 128, n: 64}"), "convolution tile", {"m", "n"});
+  c.tile_m = static_cast<long>(read_number(tile.require("m", "128"), "tile m", 1, 4096));
+  c.tile_n = static_cast<long>(read_number(tile.require("n", "64"), "tile n", 1, 4096));
+  for (int p = 0; p < kPrecisionCount; ++p) {
+    const std::string name = to_string(static_cast<Precision>(p));
+    c.precision[p] = read_conv_precision(r.require(name, "{gemm_efficiency: ...}"),
+                                         "convolution " + name);
+  }
+  return c;
 }
 
 }  // namespace
@@ -49,44 +69,20 @@ std::array<double, kKernelClassCount> read_class_table(const ConfigNode& node,
 std::string to_string(KernelClass c) { return kKernelClassNames[static_cast<int>(c)]; }
 
 std::optional<KernelClass> kernel_class_from_string(const std::string& name) {
-  if (auto i = index_of(kKernelClassNames, name)) return static_cast<KernelClass>(*i);
+  for (int i = 0; i < kKernelClassCount; ++i) {
+    if (name == kKernelClassNames[i]) return static_cast<KernelClass>(i);
+  }
   return std::nullopt;
 }
 
-std::vector<std::string> kernel_class_names() {
-  return {kKernelClassNames.begin(), kKernelClassNames.end()};
-}
-
-std::string to_string(TrainingPass p) { return kTrainingPassNames[static_cast<int>(p)]; }
-
-std::optional<TrainingPass> training_pass_from_string(const std::string& name) {
-  if (auto i = index_of(kTrainingPassNames, name)) return static_cast<TrainingPass>(*i);
-  return std::nullopt;
-}
-
-std::vector<std::string> training_pass_names() {
-  return {kTrainingPassNames.begin(), kTrainingPassNames.end()};
-}
-
-long ConvShape::out_height() const {
-  return (in_height + 2 * pad_height - filter_height) / stride_height + 1;
-}
-
-long ConvShape::out_width() const {
-  return (in_width + 2 * pad_width - filter_width) / stride_width + 1;
-}
-
-KernelClass conv_kernel_class(const ConvShape& s, TrainingPass pass) {
-  const bool winograd = s.filter_height >= 2 && s.filter_width >= 2 && s.stride_height == 1 &&
-                        s.stride_width == 1;
+KernelClass conv_kernel_class(TrainingPass pass) {
   switch (pass) {
     case TrainingPass::forward:
-      return winograd ? KernelClass::conv_forward_winograd : KernelClass::conv_forward;
+      return KernelClass::conv_forward;
     case TrainingPass::backward_data:
-      return winograd ? KernelClass::conv_backward_data_winograd : KernelClass::conv_backward_data;
+      return KernelClass::conv_backward_data;
     case TrainingPass::backward_weights:
-      return winograd ? KernelClass::conv_backward_weights_winograd
-                      : KernelClass::conv_backward_weights;
+      return KernelClass::conv_backward_weights;
   }
   throw std::logic_error("unhandled training pass");
 }
@@ -94,19 +90,11 @@ KernelClass conv_kernel_class(const ConvShape& s, TrainingPass pass) {
 KernelWork conv_kernel_work(const ConvShape& s, TrainingPass pass, Precision precision) {
   const double n = s.batch, c = s.in_channels, h = s.in_height, w = s.in_width;
   const double k = s.out_channels, r = s.filter_height, q_s = s.filter_width;
-  if (s.batch < 1 || s.in_channels < 1 || s.out_channels < 1 || s.stride_height < 1 ||
-      s.stride_width < 1 || s.pad_height < 0 || s.pad_width < 0 ||
-      s.in_height + 2 * s.pad_height < s.filter_height ||
-      s.in_width + 2 * s.pad_width < s.filter_width) {
-    throw std::invalid_argument("convolution shape has no output (check sizes, pads, strides)");
-  }
-  if (s.groups < 1 || s.in_channels % s.groups != 0 || s.out_channels % s.groups != 0) {
-    throw std::invalid_argument("convolution groups must divide input and output channels");
-  }
+  check_conv_shape(s);
   const double p = s.out_height(), q = s.out_width();
   const double c_group = c / static_cast<double>(s.groups);
   KernelWork work;
-  work.kind = conv_kernel_class(s, pass);
+  work.kind = conv_kernel_class(pass);
   work.flops = 2 * n * k * c_group * r * q_s * p * q;
   work.bytes =
       bytes_per_element(precision) * (n * c * h * w + k * c_group * r * q_s + n * k * p * q);
@@ -123,8 +111,8 @@ std::string shipped_analytic_params_path() { return GPUSCALE_ANALYTIC_PARAMS; }
 AnalyticParams load_analytic_params(const std::string& path) {
   const ConfigNode doc = ConfigNode::load_file(path);
   MapReader r(doc, "analytic model parameters",
-              {"name", "launch_overhead", "framework_overhead", "compute_efficiency",
-               "memory_efficiency"});
+              {"name", "launch_overhead", "framework_overhead", "gemm", "elementwise",
+               "convolution"});
   AnalyticParams a;
   a.origin = Origin{path, 0};
   a.name = r.string("name", "analytic-v100");
@@ -132,19 +120,35 @@ AnalyticParams load_analytic_params(const std::string& path) {
   a.framework_overhead =
       read_seconds(r.require("framework_overhead", "20 us"), "framework_overhead");
 
-  MapReader compute(r.require("compute_efficiency", "{fp32: {conv_forward: 0.65, ...}, ...}"),
-                    "compute_efficiency", precision_names());
+  MapReader gemm(r.require("gemm", "{efficiency: {fp32: 0.8, ...}, memory_efficiency: 0.7}"),
+                 "gemm", {"efficiency", "memory_efficiency"});
+  MapReader efficiency(gemm.require("efficiency", "{fp32: 0.8, fp16: 0.8, tensor: 0.8}"),
+                       "gemm efficiency", precision_names());
   for (int p = 0; p < kPrecisionCount; ++p) {
-    const std::string precision = to_string(static_cast<Precision>(p));
-    const auto table = read_class_table(compute.require(precision, "{conv_forward: 0.65, ...}"),
-                                        fmt::format("compute_efficiency {}", precision),
-                                        kMaxComputeEfficiency);
-    for (int c = 0; c < kKernelClassCount; ++c) a.compute_efficiency[c][p] = table[c];
+    a.gemm_efficiency[p] = read_fraction(efficiency, to_string(static_cast<Precision>(p)),
+                                         "gemm efficiency", kMaxComputeEfficiency);
   }
-  a.memory_efficiency = read_class_table(
-      r.require("memory_efficiency", "{conv_forward: 0.73, ...}"), "memory_efficiency",
-      kMaxMemoryEfficiency);
+  a.gemm_memory_efficiency = read_fraction(gemm, "memory_efficiency", "gemm", kMaxMemoryEfficiency);
+  MapReader elementwise(r.require("elementwise", "{memory_efficiency: 1.0}"), "elementwise",
+                        {"memory_efficiency"});
+  a.elementwise_memory_efficiency =
+      read_fraction(elementwise, "memory_efficiency", "elementwise", kMaxMemoryEfficiency);
+  a.conv = read_conv_params(r.require("convolution", "{tile: ..., fp32: ..., ...}"));
   return a;
+}
+
+double AnalyticParams::compute(KernelClass c, Precision p) const {
+  if (c == KernelClass::gemm) return gemm_efficiency[static_cast<int>(p)];
+  // A streaming kernel's FLOPs never bind (<= a few FLOP/B against ridges of 20 and more): its
+  // roofline is its bytes.
+  if (c == KernelClass::elementwise) return 1.0;
+  throw std::logic_error("a convolution is timed by its algorithm (conv_model.hpp)");
+}
+
+double AnalyticParams::memory(KernelClass c) const {
+  if (c == KernelClass::gemm) return gemm_memory_efficiency;
+  if (c == KernelClass::elementwise) return elementwise_memory_efficiency;
+  throw std::logic_error("a convolution is timed by its algorithm (conv_model.hpp)");
 }
 
 Seconds analytic_kernel_time(const GpuSpec& gpu, const AnalyticParams& params,

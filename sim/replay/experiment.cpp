@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "sim/replay/compute_setup.hpp"
 #include "sim/replay/isolated.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_inputs.hpp"
@@ -37,7 +38,8 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
 
   const auto parts = wl::estimate_memory(
       w, costs, inputs.framework,
-      memory_options_of(inputs.framework, c.comm, c.gpus, c.batch, inputs.setup.allreduce.buffer.value));
+      memory_options_of(inputs.framework, c.comm, c.gpus, c.batch,
+                        inputs.setup.allreduce.buffer.value, workspace_of(inputs.compute, w)));
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
 
@@ -127,12 +129,14 @@ double allreduce_buffer_mb(const Experiment& e) {
 }
 
 wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
-                                    int gpus, int batch, double fusion_bytes) {
+                                    int gpus, int batch, double fusion_bytes,
+                                    std::function<double(int)> workspace_bytes) {
   wl::MemoryOptions o;
   o.batch = batch;
   o.gpus = gpus;
   o.exchange = framework.exchange_layout(comm);
   o.fusion_buffer_bytes = is_kvstore_method(framework, comm) ? 0 : fusion_bytes;
+  o.workspace_bytes = std::move(workspace_bytes);
   return o;
 }
 

@@ -99,10 +99,12 @@ wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& 
 // overridden): what study outputs print.
 double allreduce_buffer_mb(const Experiment& e);
 
-// What the memory model needs to know of a configuration's exchange: allreduce methods also hold
-// the allreduce buffer of `fusion_bytes`.
+// What the memory model needs to know of a configuration: its exchange (allreduce methods also
+// hold the allreduce buffer of `fusion_bytes`) and the convolutions' workspace at a batch
+// (compute_setup.hpp's workspace_of).
 wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
-                                    int gpus, int batch, double fusion_bytes);
+                                    int gpus, int batch, double fusion_bytes,
+                                    std::function<double(int)> workspace_bytes);
 
 // One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp),
 // as JSON text for result_row_of; its speedup is left at 0.

@@ -1,21 +1,11 @@
 #include "sim/replay/replay_inputs.hpp"
 
+#include "sim/replay/compute_setup.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 namespace {
-
-std::unique_ptr<const compute::ComputeTimeModel> compute_model(const wl::Workload& w,
-                                                               const wl::WorkloadCosts& costs,
-                                                               const std::string& gpu_model,
-                                                               const std::string& profile) {
-  const compute::GpuSpec gpu = compute::load_gpu_spec(gpu_model);
-  const compute::AnalyticParams params =
-      compute::load_analytic_params(compute::shipped_analytic_params_path());
-  if (profile.empty()) return compute::make_analytic_model(w, costs, gpu, params);
-  return compute::make_profile_model(w, costs, compute::load_profile(profile), gpu, params);
-}
 
 // The input pipeline of one GPU: its dataset's decode cost carried to the machine's CPU, the
 // decoded sample (float32: ImageRecordIter's output type) and the GPU's own link towards the
@@ -50,8 +40,9 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
       router(machine, topo::routing_mode_for(machine, e.routing)),
       workload(wl::load_workload(c.workload)),
       costs(wl::compute_costs(workload)),
-      compute(compute_model(workload, costs, machine.devices()[placement.gpus[0]].model, e.profile)),
-      framework(framework_of(e)) {
+      framework(framework_of(e)),
+      compute(compute_model_of(workload, costs, framework,
+                               machine.devices()[placement.gpus[0]].model, e.profile)) {
   setup.topology = &machine;
   setup.router = &router;
   setup.gpus = placement.gpus;

@@ -30,8 +30,8 @@ struct ReplayInputs {
   const topo::Router router;
   const wl::Workload workload;
   const wl::WorkloadCosts costs;
-  const std::unique_ptr<const compute::ComputeTimeModel> compute;
   const wl::FrameworkConfig framework;
+  const std::shared_ptr<const compute::ComputeTimeModel> compute;
   ReplaySetup setup;
 };
 

@@ -25,7 +25,8 @@ struct Fixture {
         costs(wl::compute_costs(workload)),
         gpu(load_gpu_spec(gpu_name)),
         params(load_analytic_params(shipped_analytic_params_path())),
-        model(make_analytic_model(workload, costs, gpu, params)) {}
+        policy(),
+        model(make_analytic_model(workload, costs, gpu, params, policy)) {}
 
   int index(const std::string& name) const {
     for (size_t i = 0; i < workload.layers.size(); ++i) {
@@ -44,6 +45,11 @@ struct Fixture {
   double layer_time(const std::vector<KernelWork>& kernels, Precision p = Precision::fp32) const {
     return analytic_layer_time(gpu, params, kernels, p).value;
   }
+  // The cuDNN call of one convolution pass, by the algorithm the policy picks.
+  double conv_time(const ConvShape& s, TrainingPass pass, Precision p = Precision::fp32) const {
+    return choose_conv_algorithm(gpu, params.conv, params.launch_overhead, s, pass, p, policy)
+        .time.value;
+  }
   // Forward + backward of every layer, at `batch`, in seconds.
   double iteration(int batch) const {
     double total = 0;
@@ -58,6 +64,7 @@ struct Fixture {
   wl::WorkloadCosts costs;
   GpuSpec gpu;
   AnalyticParams params;
+  ConvAlgorithmPolicy policy;  // autotuning within 1 GiB, as MXNet 1.1 runs
   std::unique_ptr<ComputeTimeModel> model;
 };
 
@@ -91,25 +98,25 @@ ConvShape stage2_conv2(long batch) {
   return s;
 }
 
-TEST(LayersToKernels, ConvIsOneCudnnKernelPerPass) {
+TEST(LayersToKernels, ConvIsOneCudnnCallPerPassByTheChosenAlgorithm) {
   const Fixture f("resnet-50");
   const ConvShape s = stage2_conv2(32);
-  const LayerTimes t = f.model->layer_times(f.index("stage2.1.conv2"), 32);
+  const int layer = f.index("stage2.1.conv2");
+  const LayerTimes t = f.model->layer_times(layer, 32);
   for (TrainingPass pass : {TrainingPass::forward, TrainingPass::backward_data,
                             TrainingPass::backward_weights}) {
-    const KernelWork k = conv_kernel_work(s, pass, Precision::fp32);
-    const double expected = f.layer_time({k});
+    const ConvChoice choice = choose_conv_algorithm(f.gpu, f.params.conv, f.params.launch_overhead,
+                                                    s, pass, Precision::fp32, f.policy);
+    const PassPlan plan = f.model->pass_plan(layer, pass, 32);
     const double got = pass == TrainingPass::forward         ? t.forward.value
                        : pass == TrainingPass::backward_data ? t.backward_data.value
                                                              : t.backward_weights.value;
-    EXPECT_DOUBLE_EQ(got, expected) << to_string(pass);
+    EXPECT_DOUBLE_EQ(got, choice.time.value + f.params.framework_overhead.value) << to_string(pass);
+    EXPECT_DOUBLE_EQ(plan.time.value, got);
+    EXPECT_EQ(plan.algorithm, to_string(choice.algorithm));
   }
-  // The closed form of the forward pass: compute-bound, class conv_forward (stride 2).
-  const double flops = 2.0 * 32 * 128 * 128 * 3 * 3 * 28 * 28;
-  EXPECT_NEAR(t.forward.value,
-              flops / (15.7e12 * f.params.compute(KernelClass::conv_forward, Precision::fp32)) +
-                  f.params.launch_overhead.value + f.params.framework_overhead.value,
-              1e-12);
+  // Stride 2: only implicit GEMM runs it.
+  EXPECT_EQ(f.model->pass_plan(layer, TrainingPass::forward, 32).algorithm, "implicit_gemm");
 }
 
 TEST(LayersToKernels, ConvBiasAndGroupsAddAnElementwiseKernelAndSplitTheFilters) {
@@ -127,16 +134,14 @@ TEST(LayersToKernels, ConvBiasAndGroupsAddAnElementwiseKernelAndSplitTheFilters)
   const KernelWork bias_add{KernelClass::elementwise, outputs, 4 * (2 * outputs + 256)};
   const KernelWork bias_grad{KernelClass::elementwise, outputs, 4 * (outputs + 256)};
   const LayerTimes t = f.model->layer_times(f.index("conv2"), batch);
-  EXPECT_DOUBLE_EQ(t.forward.value,
-                   f.layer_time({conv_kernel_work(s, TrainingPass::forward, Precision::fp32),
-                                 bias_add}));
+  EXPECT_DOUBLE_EQ(t.forward.value, f.conv_time(s, TrainingPass::forward) + f.layer_time({bias_add}));
   EXPECT_DOUBLE_EQ(t.backward_data.value,
-                   f.layer_time({conv_kernel_work(s, TrainingPass::backward_data,
-                                                  Precision::fp32)}));
+                   f.conv_time(s, TrainingPass::backward_data) + f.layer_time({}));
   EXPECT_DOUBLE_EQ(t.backward_weights.value,
-                   f.layer_time({conv_kernel_work(s, TrainingPass::backward_weights,
-                                                  Precision::fp32),
-                                 bias_grad}));
+                   f.conv_time(s, TrainingPass::backward_weights) + f.layer_time({bias_grad}));
+  // Two groups: Winograd does not run grouped convolutions, implicit GEMM does.
+  EXPECT_EQ(f.model->pass_plan(f.index("conv2"), TrainingPass::forward, batch).algorithm,
+            "implicit_gemm");
 }
 
 TEST(LayersToKernels, FullyConnectedIsAGemmOfBatchByOutputsByInputs) {
@@ -267,9 +272,8 @@ TEST(LayersToKernels, Fp16UsesTensorCoresWhereTheGpuHasThem) {
   for (const char* gpu : {"V100-SXM2", "P100-SXM2"}) {
     const Fixture f(path, gpu);
     const Precision p = f.gpu.peak_tensor ? Precision::tensor : Precision::fp16;
-    const KernelWork k = conv_kernel_work(stage2_conv2(32), TrainingPass::forward, p);
     EXPECT_DOUBLE_EQ(f.model->layer_times(f.index("stage2.1.conv2"), 32).forward.value,
-                     f.layer_time({k}, p))
+                     f.conv_time(stage2_conv2(32), TrainingPass::forward, p) + f.layer_time({}, p))
         << gpu;
   }
 }
@@ -327,7 +331,7 @@ TEST(ProfileModel, TakesMeasuredTimesForThePassesEachLayerHas) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-profile.yaml", lenet_profile());
   const MeasuredProfile profile = load_profile(path);
-  const auto model = make_profile_model(f.workload, f.costs, profile, f.gpu, f.params);
+  const auto model = make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy);
   EXPECT_EQ(model->name(), "profile " + path);
 
   const LayerTimes conv1 = model->layer_times(f.index("conv1"), 32);
@@ -354,7 +358,7 @@ TEST(ProfileModel, AMissingLayerIsAConfigErrorNamingTheFile) {
   const std::string path = write_temp_file("lenet-no-pool2.yaml", lenet_profile("lenet", "pool2"));
   const MeasuredProfile profile = load_profile(path);
   const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params); });
+      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
   EXPECT_THAT(error, HasSubstr(path + ": "));
   EXPECT_THAT(error, HasSubstr("'pool2'"));
 }
@@ -364,7 +368,7 @@ TEST(ProfileModel, AnotherWorkloadsProfileIsAConfigErrorNamingTheFile) {
   const std::string path = write_temp_file("alexnet-profile.yaml", lenet_profile("alexnet"));
   const MeasuredProfile profile = load_profile(path);
   const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params); });
+      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
   EXPECT_THAT(error, HasSubstr(path + ": "));
   EXPECT_THAT(error, HasSubstr("'alexnet', not 'lenet'"));
 }
@@ -386,7 +390,7 @@ std::string lenet_profile_on(const std::string& gpu, const std::string& launch =
 TEST(ProfileModel, AProfileFromAnotherGpuIsProjectedByItsRoofline) {
   const Fixture f("lenet");  // on a V100-SXM2
   const std::string path = write_temp_file("lenet-h200.yaml", lenet_profile_on("H200-SXM", "2 us"));
-  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params);
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy);
   EXPECT_EQ(model->name(), "profile " + path + " (measured on H200-SXM, projected to V100-SXM2)");
   const GpuSpec h200 = load_gpu_spec("H200-SXM");
   const double launch_v100 = f.params.launch_overhead.value;  // 8 us
@@ -410,7 +414,7 @@ TEST(ProfileModel, AProfileFromAnotherGpuIsProjectedByItsRoofline) {
 TEST(ProfileModel, WithoutMicrobenchmarksTheMeasuringGpusLaunchIsTheAnalyticConstant) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-h200-bare.yaml", lenet_profile_on("H200-SXM"));
-  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params);
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy);
   const double launch = f.params.launch_overhead.value;
   const double peak_ratio = load_gpu_spec("H200-SXM").peak_fp32.value / f.gpu.peak_fp32.value;
   EXPECT_NEAR(model->layer_times(f.index("conv2"), 16).backward_data.value,
@@ -420,7 +424,7 @@ TEST(ProfileModel, WithoutMicrobenchmarksTheMeasuringGpusLaunchIsTheAnalyticCons
 TEST(ProfileModel, TheSameGpuInAnyCaseIsNotProjected) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-lower.yaml", lenet_profile_on("v100-sxm2", "2 us"));
-  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params);
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy);
   EXPECT_EQ(model->name(), "profile " + path);
   EXPECT_DOUBLE_EQ(model->layer_times(f.index("conv2"), 16).backward_data.value, 2e-3);
 }
@@ -430,7 +434,7 @@ TEST(ProfileModel, AGpuWithoutASpecIsAConfigErrorAtTheProfilesGpuLine) {
   const std::string path = write_temp_file("lenet-h100.yaml", lenet_profile_on("H100-PCIe"));
   const MeasuredProfile profile = load_profile(path);
   const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params); });
+      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
   EXPECT_THAT(error, HasSubstr(path + ":1: the profile was measured on GPU 'H100-PCIe', which has "
                                "no spec to project its times to V100-SXM2 from (shipped: "));
   EXPECT_THAT(error, HasSubstr("h200-sxm"));
@@ -444,7 +448,7 @@ TEST(ProfileModel, AProfileOfAnotherPrecisionThanTheWorkloadsIsAConfigError) {
   const std::string path = write_temp_file("lenet-tensor.yaml", text);
   const MeasuredProfile profile = load_profile(path);
   const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params); });
+      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
   EXPECT_THAT(error, HasSubstr(path + ": profile measured at precision tensor for a workload in "
                                "fp32"));
 }

@@ -77,12 +77,15 @@ TEST(MemoryModel, AReluInPlaceKeepsNothingOfItsOwn) {
   EXPECT_NEAR(kept - in_place, 8 * relu_outputs, 1e-6 * kept);
 }
 
-TEST(MemoryModel, WorkspaceIsCappedByTheFrameworkLimit) {
+TEST(MemoryModel, WorkspaceIsWhatTheComputeModelPlansAtTheBatch) {
   const Fixture x;
-  const double small = estimate_memory(x.w, x.c, x.f, {.batch = 1, .gpus = 1})[0].workspace;
-  const double large = estimate_memory(x.w, x.c, x.f, {.batch = 4096, .gpus = 1})[0].workspace;
-  EXPECT_LT(small, x.f.workspace_limit.value);
-  EXPECT_DOUBLE_EQ(large, x.f.workspace_limit.value);
+  MemoryOptions o{.batch = 16, .gpus = 1};
+  EXPECT_EQ(estimate_memory(x.w, x.c, x.f, o)[0].workspace, 0);  // no convolution planned
+  o.workspace_bytes = [](int batch) { return 1e6 * batch; };
+  const auto gpus = estimate_memory(x.w, x.c, x.f, o);
+  EXPECT_DOUBLE_EQ(gpus[0].workspace, 16e6);
+  EXPECT_DOUBLE_EQ(gpus[0].total() - 16e6,
+                   estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 1})[0].total());
 }
 
 TEST(MemoryModel, P2pReducersHoldCopiesOfTheirKeys) {

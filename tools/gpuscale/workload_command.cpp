@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/replay/compute_setup.hpp"
 #include "sim/replay/experiment.hpp"
 #include "sim/replay/replay.hpp"
 #include "workloads/src/workload_document.hpp"
@@ -24,6 +25,7 @@ struct ShowOptions {
   std::string comm = "p2p";
   std::string gpu_memory = "16 GB";  // a V100's HBM2 (brief §6)
   std::string framework = "mxnet";
+  std::string gpu = "V100-SXM2";
   std::vector<std::string> overrides;
 };
 
@@ -58,8 +60,10 @@ void show_workload(const ShowOptions& o) {
   const wl::Dataset dataset = wl::load_dataset(w.dataset);
   const wl::FrameworkConfig framework = wl::load_framework(o.framework);
   // The buffers the run would hold: the same options `gpuscale run` gives the memory model.
+  const auto compute = sim::compute_model_of(w, costs, framework, o.gpu);
   const wl::MemoryOptions memory =
-      sim::memory_options_of(framework, o.comm, o.gpus, o.batch, framework.allreduce.buffer.value);
+      sim::memory_options_of(framework, o.comm, o.gpus, o.batch, framework.allreduce.buffer.value,
+                             sim::workspace_of(compute, w));
   const wl::WorkloadView view{w, costs, dataset, framework, memory, capacity};
   // Rendered whole before printing: an error never leaves half an output behind.
   const std::string out =
@@ -89,6 +93,8 @@ void add_workload_commands(CLI::App& app) {
   show->add_option("--gpu-memory", o->gpu_memory, "GPU memory, for the largest batch that fits")
       ->capture_default_str();
   show->add_option("--framework", o->framework, "Framework constants (workloads/frameworks)")
+      ->capture_default_str();
+  show->add_option("--gpu", o->gpu, "GPU model whose kernel times and workspace to show")
       ->capture_default_str();
   show->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json"}))

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "sim/core/error.hpp"
+#include "sim/replay/compute_setup.hpp"
+#include "sim/replay/experiment.hpp"
 #include "sim/replay/machine_setup.hpp"
 #include "sim/replay/replay.hpp"
 #include "validation/src/claims.hpp"
@@ -19,6 +22,7 @@ namespace {
 struct Model {
   wl::Workload workload;
   wl::WorkloadCosts costs;
+  std::function<double(int)> workspace;  // cuDNN workspace at a per-GPU batch
 };
 
 // The study ran each network on the setup's dataset and precision; a workload file that trains
@@ -34,8 +38,8 @@ void check_workload(const Setup& setup, const NameMapping& network, const wl::Wo
   }
 }
 
-// The simulated machine's GPUs must have the memory the study's had.
-void check_machine(const Setup& setup) {
+// The simulated machine's GPUs must have the memory the study's had. Returns their model.
+std::string check_machine(const Setup& setup) {
   const int most = *std::max_element(setup.gpus.begin(), setup.gpus.end());
   const topo::Topology machine = sim::machine_for(setup.topology, {}, most);
   for (int g : machine.gpus()) {
@@ -47,6 +51,7 @@ void check_machine(const Setup& setup) {
                                     format_bytes(*gpu.memory)));
     }
   }
+  return machine.devices()[static_cast<size_t>(machine.gpus().front())].model;
 }
 
 // The largest batch of every max_batch claim's network, method, GPU count and GPU memory.
@@ -64,7 +69,8 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
           largest[{net, method, g, p.gpu_memory.value}] =
               wl::largest_batch(m.workload, m.costs, framework,
                                 sim::memory_options_of(framework, suite.comm_of(method), g, 1,
-                                                        framework.allreduce.buffer.value),
+                                                        framework.allreduce.buffer.value,
+                                                        m.workspace),
                                 p.gpu_memory.value);
         }
       }
@@ -89,16 +95,17 @@ Predictions predict(const Suite& suite, const Progress& progress,
                     const std::vector<std::string>& without,
                     std::shared_ptr<const wl::FrameworkConfig> framework_config) {
   const Setup& setup = suite.setup;
-  check_machine(setup);
+  const std::string gpu_model = check_machine(setup);
+  const wl::FrameworkConfig framework =
+      framework_config ? *framework_config : wl::load_framework(setup.framework);
   std::map<std::string, Model> models;  // by the study's network name
   for (const NameMapping& network : suite.networks) {
     wl::Workload w = wl::load_workload(network.gpuscale);
     check_workload(setup, network, w);
     wl::WorkloadCosts costs = wl::compute_costs(w);
-    models.emplace(network.study, Model{std::move(w), std::move(costs)});
+    auto workspace = sim::workspace_of(sim::compute_model_of(w, costs, framework, gpu_model), w);
+    models.emplace(network.study, Model{std::move(w), std::move(costs), std::move(workspace)});
   }
-  const wl::FrameworkConfig framework =
-      framework_config ? *framework_config : wl::load_framework(setup.framework);
 
   // Strong-scaling experiments cover the weak runs too (metrics.hpp): one per GPU count, since a
   // total batch B on G GPUs runs B / G per GPU (every G divides B, suite_loader.cpp).

@@ -21,20 +21,6 @@ double activation_bytes_per_sample(const Workload& w, const WorkloadCosts& costs
   return kept + 2 * largest * bytes_per_element(w.precision);
 }
 
-// cuDNN workspace: the im2col buffer of the largest convolution (GEMM-based algorithms need
-// batch x C/groups x kh x kw x H_out x W_out elements), capped by the framework's limit [?].
-double workspace_bytes(const Workload& w, int batch, const FrameworkConfig& f) {
-  double largest = 0;
-  for (const Layer& layer : w.layers) {
-    if (layer.type != LayerType::Conv) continue;
-    const LayerParams& p = layer.params;
-    const double im2col = static_cast<double>(layer.input.channels / p.groups) * p.kernel_h *
-                          p.kernel_w * layer.output.height * layer.output.width;
-    largest = std::max(largest, im2col);
-  }
-  return std::min(largest * batch * bytes_per_element(w.precision), f.workspace_limit.value);
-}
-
 }  // namespace
 
 std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts& costs,
@@ -49,7 +35,7 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
   common.weights = param_bytes;
   common.gradients = param_bytes;
   common.activations = activation_bytes_per_sample(w, costs, f) * o.batch;
-  common.workspace = workspace_bytes(w, o.batch, f);
+  common.workspace = o.workspace_bytes ? o.workspace_bytes(o.batch) : 0;
   // On one GPU MXNet uses no kvstore (python/mxnet/model.py _create_kvstore) and updates locally.
   const bool kvstore = o.gpus > 1 && o.exchange != ExchangeLayout::Allreduce;
   const bool store_updates = kvstore && f.update_on_kvstore;

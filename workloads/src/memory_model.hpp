@@ -7,6 +7,7 @@
 // memory usage for huge ndarray"); the study saw GPU0 use up to 41% more.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct MemoryOptions {
   ExchangeLayout exchange = ExchangeLayout::KvstoreDevice;  // FrameworkConfig::exchange_layout
   ReducerPolicy reducers = ReducerPolicy::Greedy;
   double fusion_buffer_bytes = 0;  // Allreduce with tensor fusion: the buffer in use
+  // The cuDNN workspace at a per-GPU batch, as the compute model plans the convolutions'
+  // algorithms (sim::workspace_of); none: no workspace.
+  std::function<double(int batch)> workspace_bytes;
 };
 
 // Bytes per part on one GPU.

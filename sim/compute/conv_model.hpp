@@ -1,0 +1,120 @@
+// How long one cuDNN convolution pass takes, by algorithm, and which algorithm the framework runs
+// (docs/compute-model.md#convolutions).
+//
+// Two algorithm families, each timed from the work it does on the GPU's specs:
+//
+//   implicit GEMM (every shape; cuDNN's IMPLICIT_[PRECOMP_]GEMM, BWD_DATA_ALGO_1, BWD_FILTER_ALGO_1):
+//     the pass is a GEMM of M x N outputs reducing over R (forward: M = N P Q, N = K, R = C R S;
+//     backward-data: M = N H W, N = C, R = K R S; backward-weights: M = K, N = C R S, R = N P Q,
+//     split over R until the GPU is full). Output tiles of tile_m x tile_n run in waves of one
+//     tile per SM, so a part-filled last wave costs a whole one:
+//       t = launch + fixed_cost + max(F (1 + epilogue_steps / R) / (peak e[pass] u), bytes / (bw m))
+//     u = tiles / (waves x SMs); F = 2 M N R; bytes = input + filters + output, once.
+//   Winograd (FP32, stride 1, 3x3 or 5x5 filters, one group; cuDNN's WINOGRAD_NONFUSED):
+//     input, filters and output go through F(m x m, r x r) transforms (m = 4 for 3x3, 2 for 5x5;
+//     alpha = m + r - 1 = 6) written to and read from memory, and the product is alpha^2 GEMMs:
+//       t = launch + fixed_cost + 2 alpha^2 N T C K / (peak e u) + transformed bytes / (bw m)
+//     T = ceil(P/m) ceil(Q/m) tiles per image; its workspace holds the transformed tensors.
+//
+// The constants (efficiencies, fixed costs, epilogue, memory efficiency) are fitted to half of
+// DeepBench's V100 rows (calibration/src/conv_fit.hpp) and stored in analytic-v100.yaml.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/compute/gpu_spec.hpp"
+#include "sim/core/units.hpp"
+
+namespace gpuscale::compute {
+
+enum class TrainingPass { forward, backward_data, backward_weights };
+inline constexpr int kTrainingPassCount = 3;
+
+std::string to_string(TrainingPass p);
+std::optional<TrainingPass> training_pass_from_string(const std::string& name);
+std::vector<std::string> training_pass_names();
+
+// A 2-D convolution in cuDNN's terms (NCHW input, K filters of C/groups x R x S; group g of
+// `groups` convolves input channels g C/groups .. (g+1) C/groups - 1 into K/groups outputs).
+struct ConvShape {
+  long batch = 1;           // N
+  long in_channels = 1;     // C
+  long in_height = 1;       // H
+  long in_width = 1;        // W
+  long out_channels = 1;    // K
+  long filter_height = 1;   // R
+  long filter_width = 1;    // S
+  long pad_height = 0;
+  long pad_width = 0;
+  long stride_height = 1;
+  long stride_width = 1;
+  long groups = 1;          // divides both C and K
+
+  long out_height() const;  // P = (H + 2 pad_h - R) / stride_h + 1
+  long out_width() const;   // Q = (W + 2 pad_w - S) / stride_w + 1
+};
+
+// Throws std::invalid_argument for a shape with no output or groups that divide neither C nor K.
+void check_conv_shape(const ConvShape& shape);
+
+enum class ConvAlgorithm { implicit_gemm, winograd };
+inline constexpr int kConvAlgorithmCount = 2;
+std::string to_string(ConvAlgorithm a);
+
+// The constants of one precision.
+struct ConvPrecisionParams {
+  std::array<double, kTrainingPassCount> gemm_efficiency{};  // achieved / peak, per pass
+  Seconds gemm_fixed_cost;        // per call, beyond the launch
+  double epilogue_steps = 0;      // a tile's fixed work, in reduction steps
+  double memory_efficiency = 1;   // achieved / the GPU's copy bandwidth
+  std::optional<double> winograd_efficiency;  // absent: the precision runs no Winograd
+  Seconds winograd_fixed_cost;
+  // Tensor Cores take channels in multiples of this; cuDNN 7 pads C and K up to it (1: none).
+  long channel_multiple = 1;
+};
+
+struct ConvModelParams {
+  long tile_m = 128;  // the implicit-GEMM output tile
+  long tile_n = 64;
+  std::array<ConvPrecisionParams, kPrecisionCount> precision{};
+
+  const ConvPrecisionParams& of(Precision p) const { return precision[static_cast<int>(p)]; }
+};
+
+// How the framework picks an algorithm (its `execution.cudnn_autotune` and workspace limit):
+// autotuning times every algorithm whose workspace fits and keeps the fastest (MXNet 1.1's
+// default, cuDNN's Find; PyTorch with cudnn.benchmark); without it, cuDNN's heuristic.
+struct ConvAlgorithmPolicy {
+  bool autotune = true;
+  double workspace_limit_bytes = 1024.0 * 1024 * 1024;
+};
+
+struct ConvChoice {
+  ConvAlgorithm algorithm = ConvAlgorithm::implicit_gemm;
+  Seconds time;             // launch included
+  double workspace_bytes = 0;
+};
+
+// The time of `pass` by `algorithm`, or none where the algorithm cannot run the shape.
+std::optional<Seconds> conv_algorithm_time(const GpuSpec& gpu, const ConvModelParams& params,
+                                           Seconds launch_overhead, const ConvShape& shape,
+                                           TrainingPass pass, Precision precision,
+                                           ConvAlgorithm algorithm);
+
+// The workspace `algorithm` needs for `pass` (0 for implicit GEMM).
+double conv_workspace_bytes(const ConvShape& shape, TrainingPass pass, Precision precision,
+                            ConvAlgorithm algorithm);
+
+// The algorithm the policy runs and its time. Autotuning keeps the fastest algorithm whose
+// workspace fits the limit. The heuristic is taken as implicit GEMM [?]: cuDNN 7 does not
+// document its heuristic, and implicit GEMM is the family that runs every shape without
+// workspace.
+ConvChoice choose_conv_algorithm(const GpuSpec& gpu, const ConvModelParams& params,
+                                 Seconds launch_overhead, const ConvShape& shape,
+                                 TrainingPass pass, Precision precision,
+                                 const ConvAlgorithmPolicy& policy);
+
+}  // namespace gpuscale::compute

@@ -1,0 +1,31 @@
+#include "sim/replay/compute_setup.hpp"
+
+#include "sim/compute/profile.hpp"
+
+namespace gpuscale::sim {
+
+compute::ConvAlgorithmPolicy conv_policy_of(const wl::FrameworkConfig& framework) {
+  return {framework.execution.cudnn_autotune, framework.workspace_limit.value};
+}
+
+std::shared_ptr<const compute::ComputeTimeModel> compute_model_of(
+    const wl::Workload& workload, const wl::WorkloadCosts& costs,
+    const wl::FrameworkConfig& framework, const std::string& gpu_model,
+    const std::string& profile) {
+  const compute::GpuSpec gpu = compute::load_gpu_spec(gpu_model);
+  const compute::AnalyticParams params =
+      compute::load_analytic_params(compute::shipped_analytic_params_path());
+  const compute::ConvAlgorithmPolicy policy = conv_policy_of(framework);
+  if (profile.empty()) return compute::make_analytic_model(workload, costs, gpu, params, policy);
+  return compute::make_profile_model(workload, costs, compute::load_profile(profile), gpu, params,
+                                     policy);
+}
+
+std::function<double(int)> workspace_of(std::shared_ptr<const compute::ComputeTimeModel> model,
+                                        const wl::Workload& workload) {
+  return [model = std::move(model), w = std::make_shared<const wl::Workload>(workload)](int batch) {
+    return compute::largest_workspace_bytes(*model, *w, batch);
+  };
+}
+
+}  // namespace gpuscale::sim
