@@ -23,6 +23,7 @@ struct Expected {
 const std::map<std::string, Expected>& expected_params() {
   static const std::map<std::string, Expected> table = {
       {"alexnet", {61.0e6, "Sze et al., Proc. IEEE 2017, popular DNNs table: 61M"}},
+      {"alexnet-mxnet", {50844008, "derived by hand from MXNet symbols/alexnet.py on 224x224"}},
       {"edsr", {43.0e6, "Lim et al. CVPRW 2017 Table 1: EDSR 43M"}},
       {"edsr-x2", {40.7e6, "sanghyun-son/EDSR-PyTorch README: EDSR x2 40.7M"}},
       {"googlenet", {7.0e6, "Sze et al. 2017: GoogLeNet v1 7.0M"}},
