@@ -260,6 +260,43 @@ ErrorStats gemm_errors(const DeepBenchResults& results, const compute::GpuSpec& 
   return stats_of(errors);
 }
 
+DeepBenchResults as_results(const DeepBenchMeasurements& measured) {
+  DeepBenchResults out;
+  out.file = measured.origin.file;
+  out.precision = measured.precision == Precision::fp32 ? "Float" : "16 bit inputs";
+  for (const MeasuredGemm& g : measured.gemms) {
+    out.gemms.push_back(g.shape);
+    out.gemms.back().time = g.time.median;
+  }
+  for (const MeasuredConv& c : measured.convs) {
+    DeepBenchConv row = c.shape;
+    row.forward = c.forward.median;
+    row.backward_data.reset();
+    if (c.backward_data) row.backward_data = c.backward_data->median;
+    row.backward_weights = c.backward_weights.median;
+    out.convs.push_back(row);
+  }
+  return out;
+}
+
+compute::AnalyticParams fit_analytic_params(const DeepBenchResults& fp32,
+                                            const DeepBenchResults& mixed,
+                                            const compute::GpuSpec& gpu,
+                                            const compute::AnalyticParams& start) {
+  compute::AnalyticParams a = start;
+  a.launch_overhead = smallest_call({&fp32, &mixed});
+  for (auto [p, db] : {std::pair{Precision::fp32, &fp32}, std::pair{Precision::tensor, &mixed}}) {
+    const int i = static_cast<int>(p);
+    a.gemm_efficiency[i] = fit_gemm_efficiency(*db, gpu, p, a.launch_overhead).value;
+    a.conv.precision[i] = fit_conv_precision(conv_calls(*db), gpu, a.conv, p, a.launch_overhead,
+                                             start.conv.of(p));
+  }
+  a.gemm_memory_efficiency = fit_gemm_memory_efficiency(fp32, gpu, a.launch_overhead).value;
+  a.gemm_efficiency[static_cast<int>(Precision::fp16)] = a.gemm_efficiency[static_cast<int>(Precision::fp32)];
+  a.conv.precision[static_cast<int>(Precision::fp16)] = a.conv.of(Precision::fp32);
+  return a;
+}
+
 std::string format_error_stats(const std::string& what, const ErrorStats& e) {
   return fmt::format("{:<34} n={:3}  |rel err| median {:.3f}  p90 {:.3f}  signed median {:+.3f}",
                      what, e.n, e.median_abs, e.p90_abs, e.median_signed);

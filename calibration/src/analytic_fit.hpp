@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "calibration/src/deepbench.hpp"
+#include "calibration/src/deepbench_measurements.hpp"
 #include "sim/compute/conv_model.hpp"
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
@@ -78,5 +79,17 @@ ErrorStats gemm_errors(const DeepBenchResults& results, const compute::GpuSpec& 
                        bool held);
 
 std::string format_error_stats(const std::string& what, const ErrorStats& e);
+
+// Measurements of DeepBench's shapes on another GPU (deepbench_measurements.hpp) as DeepBench
+// results: each call's median as its time, so that the same derivation fits them.
+DeepBenchResults as_results(const DeepBenchMeasurements& measured);
+
+// The whole derivation (the header's list) on one GPU's FP32 and FP16-mixed results: every
+// constant `start` has, refitted; the framework overhead and the fp16 (CUDA-core) constants,
+// which no file measures, taken from `start` and from fp32 respectively.
+compute::AnalyticParams fit_analytic_params(const DeepBenchResults& fp32,
+                                            const DeepBenchResults& mixed,
+                                            const compute::GpuSpec& gpu,
+                                            const compute::AnalyticParams& start);
 
 }  // namespace gpuscale::calib
