@@ -10,6 +10,7 @@
 #include "sim/replay/compute_setup.hpp"
 #include "sim/replay/experiment.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/gpuscale/layer_times_command.hpp"
 #include "workloads/src/workload_document.hpp"
 #include "workloads/src/workload_loader.hpp"
 #include "workloads/src/workload_report.hpp"
@@ -103,6 +104,8 @@ void add_workload_commands(CLI::App& app) {
                    "Override a value of the file: KEY.PATH=VALUE (e.g. args.doublings=1)")
       ->allow_extra_args(false);
   show->callback([o] { show_workload(*o); });
+
+  add_layer_times_command(*cmd);
 }
 
 }  // namespace gpuscale::cli

@@ -1,4 +1,5 @@
-// `gpuscale workload list|show`: the shipped models, and one model's layers, costs and memory.
+// `gpuscale workload list|show|layers`: the shipped models, one model's layers, costs and memory,
+// and its predicted kernel time per layer and pass (layer_times_command.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,0 +1,238 @@
+#include "tools/gpuscale/layer_times_command.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "sim/compute/compute_model.hpp"
+#include "sim/compute/conv_model.hpp"
+#include "sim/core/units.hpp"
+#include "sim/replay/compute_setup.hpp"
+#include "workloads/src/framework.hpp"
+#include "workloads/src/layer_costs.hpp"
+#include "workloads/src/workload_loader.hpp"
+
+namespace gpuscale::cli {
+namespace {
+
+using compute::TrainingPass;
+
+struct LayersOptions {
+  std::string model;
+  std::string format = "table";
+  int batch = 32;
+  std::string framework = "mxnet";
+  std::string gpu = "V100-SXM2";
+  std::string profile;
+  std::vector<std::string> overrides;
+};
+
+constexpr std::array kPasses = {TrainingPass::forward, TrainingPass::backward_data,
+                                TrainingPass::backward_weights};
+
+struct PassTime {
+  TrainingPass pass;
+  compute::PassPlan plan;
+};
+
+struct LayerRow {
+  std::string name;  // Workload::layers[i].name, as the workload file names it
+  std::string type;
+  std::vector<PassTime> passes{};  // the passes the layer has, in kPasses order
+};
+
+struct LayerTimesReport {
+  std::string workload;
+  std::string gpu;
+  std::string framework;
+  std::string model;  // ComputeTimeModel::name(): analytic or which profile
+  int batch = 0;
+  std::vector<LayerRow> layers{};  // every layer but the input
+  std::array<double, compute::kTrainingPassCount> total_us{};  // indexed by TrainingPass
+};
+
+double micros(Seconds t) { return t.value * 1e6; }
+
+double total_of(const LayerTimesReport& r, TrainingPass pass) {
+  return r.total_us[static_cast<size_t>(pass)];
+}
+
+// Forward for every layer; a backward pass only where a gradient flows through the layer
+// (wl::LayerCost::has_backward_*): the model gives a pass the layer lacks 0 s, which a user
+// comparing with a profiler must not mistake for a kernel that takes no time.
+std::vector<TrainingPass> passes_of(const wl::LayerCost& cost) {
+  std::vector<TrainingPass> passes = {TrainingPass::forward};
+  if (cost.has_backward_data) passes.push_back(TrainingPass::backward_data);
+  if (cost.has_backward_weights) passes.push_back(TrainingPass::backward_weights);
+  return passes;
+}
+
+LayerTimesReport layer_times_of(const LayersOptions& o) {
+  const wl::Workload w = wl::load_workload(o.model, o.overrides);
+  const wl::WorkloadCosts costs = wl::compute_costs(w);
+  const wl::FrameworkConfig framework = wl::load_framework(o.framework);
+  const auto model = sim::compute_model_of(w, costs, framework, o.gpu, o.profile);
+  LayerTimesReport report{.workload = w.name,
+                          .gpu = o.gpu,
+                          .framework = framework.name,
+                          .model = model->name(),
+                          .batch = o.batch};
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const wl::Layer& layer = w.layers[i];
+    if (layer.type == wl::LayerType::Input) continue;  // the batch itself: no kernel runs
+    LayerRow row{.name = layer.name, .type = wl::to_string(layer.type)};
+    for (TrainingPass pass : passes_of(costs.layers[i])) {
+      const compute::PassPlan plan = model->pass_plan(static_cast<int>(i), pass, o.batch);
+      report.total_us[static_cast<size_t>(pass)] += micros(plan.time);
+      row.passes.push_back({pass, plan});
+    }
+    report.layers.push_back(std::move(row));
+  }
+  return report;
+}
+
+const compute::PassPlan* plan_of(const LayerRow& row, TrainingPass pass) {
+  for (const PassTime& p : row.passes) {
+    if (p.pass == pass) return &p.plan;
+  }
+  return nullptr;
+}
+
+// A convolution pass is the one whose plan names an algorithm (compute::PassPlan).
+bool is_conv(const compute::PassPlan& plan) { return !plan.algorithm.empty(); }
+
+// "winograd/-/implicit_gemm": each pass's algorithm, "-" for a pass the layer lacks; empty for a
+// layer that runs no convolution.
+std::string algorithms_of(const LayerRow& row) {
+  if (std::none_of(row.passes.begin(), row.passes.end(),
+                   [](const PassTime& p) { return is_conv(p.plan); })) {
+    return "";
+  }
+  std::string out;
+  for (TrainingPass pass : kPasses) {
+    const compute::PassPlan* plan = plan_of(row, pass);
+    if (pass != kPasses.front()) out += "/";
+    out += plan ? plan->algorithm : "-";
+  }
+  return out;
+}
+
+std::string time_cell(const LayerRow& row, TrainingPass pass) {
+  const compute::PassPlan* plan = plan_of(row, pass);
+  return plan ? fmt::format("{:.1f}", micros(plan->time)) : "-";
+}
+
+std::string layer_times_table(const LayerTimesReport& r) {
+  std::string out = fmt::format("{} at batch {} per GPU with {}, {}: GPU time per pass in µs\n\n",
+                                r.workload, r.batch, r.framework, r.model);
+  size_t name_width = std::string("layer").size();
+  for (const LayerRow& row : r.layers) name_width = std::max(name_width, row.name.size());
+  out += fmt::format("{:<{}} {:<13} {:>11} {:>11} {:>11}  {}\n", "layer", name_width, "type",
+                     "forward", "bwd-data", "bwd-weights", "algorithm fwd/bwd-data/bwd-weights");
+  for (const LayerRow& row : r.layers) {
+    out += fmt::format("{:<{}} {:<13} {:>11} {:>11} {:>11}", row.name, name_width, row.type,
+                       time_cell(row, TrainingPass::forward),
+                       time_cell(row, TrainingPass::backward_data),
+                       time_cell(row, TrainingPass::backward_weights));
+    const std::string algorithms = algorithms_of(row);
+    out += (algorithms.empty() ? "" : "  " + algorithms) + "\n";
+  }
+  out += fmt::format("{:<{}} {:<13} {:>11.1f} {:>11.1f} {:>11.1f}\n", "TOTAL", name_width, "",
+                     total_of(r, TrainingPass::forward), total_of(r, TrainingPass::backward_data),
+                     total_of(r, TrainingPass::backward_weights));
+  // The figure docs/compute-model.md tabulates per model ("Whole models").
+  out += fmt::format("\nall passes: {:.3f} ms (no weight updates, no gradient exchange)\n",
+                     std::accumulate(r.total_us.begin(), r.total_us.end(), 0.0) / 1e3);
+  return out;
+}
+
+// Long format, one row per (layer, pass the layer has), as scripts read it; the totals are the
+// last rows, layer TOTAL with an empty type. Non-convolution passes leave the algorithm and the
+// workspace empty.
+std::string layer_times_csv(const LayerTimesReport& r) {
+  std::string out = "layer,type,pass,time_us,algorithm,workspace_bytes\n";
+  for (const LayerRow& row : r.layers) {
+    for (const PassTime& p : row.passes) {
+      out += fmt::format("{},{},{},{:.9g},{},{}\n", row.name, row.type, to_string(p.pass),
+                         micros(p.plan.time), p.plan.algorithm,
+                         is_conv(p.plan) ? fmt::format("{:.0f}", p.plan.workspace_bytes) : "");
+    }
+  }
+  for (TrainingPass pass : kPasses) {
+    out += fmt::format("TOTAL,,{},{:.9g},,\n", to_string(pass), total_of(r, pass));
+  }
+  return out;
+}
+
+nlohmann::ordered_json pass_json(const compute::PassPlan& plan) {
+  nlohmann::ordered_json j = {{"time_us", micros(plan.time)}};
+  if (is_conv(plan)) {
+    j["algorithm"] = plan.algorithm;
+    j["workspace_bytes"] = plan.workspace_bytes;
+  }
+  return j;
+}
+
+nlohmann::ordered_json layer_times_json(const LayerTimesReport& r) {
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (const LayerRow& row : r.layers) {
+    nlohmann::ordered_json passes = nlohmann::ordered_json::object();
+    for (const PassTime& p : row.passes) passes[to_string(p.pass)] = pass_json(p.plan);
+    layers.push_back({{"name", row.name}, {"type", row.type}, {"passes", std::move(passes)}});
+  }
+  nlohmann::ordered_json totals = nlohmann::ordered_json::object();
+  for (TrainingPass pass : kPasses) totals[to_string(pass)] = total_of(r, pass);
+  return {{"workload", r.workload}, {"gpu", r.gpu},       {"framework", r.framework},
+          {"batch", r.batch},       {"model", r.model},   {"layers", std::move(layers)},
+          {"total_us", std::move(totals)}};
+}
+
+void show_layer_times(const LayersOptions& o) {
+  const LayerTimesReport report = layer_times_of(o);
+  // Rendered whole before printing: an error never leaves half an output behind.
+  std::string out;
+  if (o.format == "json") {
+    out = layer_times_json(report).dump(2) + "\n";
+  } else if (o.format == "csv") {
+    out = layer_times_csv(report);
+  } else {
+    out = layer_times_table(report);
+  }
+  std::cout << out;
+}
+
+}  // namespace
+
+void add_layer_times_command(CLI::App& workload) {
+  auto o = std::make_shared<LayersOptions>();
+  auto* cmd = workload.add_subcommand(
+      "layers", "Predicted GPU time of each pass of each layer, with the convolution algorithms");
+  cmd->add_option("model", o->model, "A shipped model name or a .yaml file")->required();
+  cmd->add_option("--batch", o->batch, "Samples per GPU per iteration")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--gpu", o->gpu, "GPU model whose kernel times to predict")
+      ->capture_default_str();
+  cmd->add_option("--framework", o->framework,
+                  "Framework constants (workloads/frameworks): its cuDNN autotuning and "
+                  "workspace limit pick the convolution algorithms")
+      ->capture_default_str();
+  cmd->add_option("--profile", o->profile, "Measured per-layer times (docs/compute-model.md)");
+  cmd->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--set", o->overrides,
+                  "Override a value of the file: KEY.PATH=VALUE (e.g. args.doublings=1)")
+      ->allow_extra_args(false);
+  cmd->callback([o] { show_layer_times(*o); });
+}
+
+}  // namespace gpuscale::cli
