@@ -56,9 +56,10 @@ Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
   double tiles = g * ceil_div(v.m, params.tile_m) * ceil_div(v.n, params.tile_n);
   double epilogue = 1 + pp.epilogue_steps / v.r;
   if (pass == TrainingPass::backward_weights) {
-    // Few outputs and a long reduction: cuDNN splits the reduction across blocks until every SM
-    // has one, and the epilogue is paid once per split, a negligible part of a long reduction.
-    tiles *= std::max(1.0, ceil_div(gpu.sm_count, tiles));
+    // Few outputs and a long reduction: cuDNN splits the reduction into as many parts as keep
+    // one wave of blocks on the SMs, and the epilogue is paid once per split, a negligible part
+    // of a long reduction.
+    tiles *= std::max(1.0, std::floor(gpu.sm_count / tiles));
     epilogue = 1;
   }
   const double flops = 2 * g * v.m * v.n * v.r;
