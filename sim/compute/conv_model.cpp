@@ -27,16 +27,17 @@ struct GemmView {
   double m = 0, n = 0, r = 0;
 };
 
-// Backward-data runs over the whole input gradient with every filter tap: for a stride above 1
-// cuDNN 7's kernels do not skip the taps that fall between outputs (DeepBench's strided 1x1
-// backward-data rows take as long as their stride-1 twins of the same input size).
+// Backward-data computes the input gradient at every input position from the filter taps that
+// can reach it: with a stride s, ceil(R / s) x ceil(S / s) of them, a count the kernel's loop
+// runs for every position alike (it does not skip the positions no tap reaches: DeepBench's
+// strided 1x1 backward-data rows take as long as their stride-1 twins of the same input size).
 GemmView gemm_view(double n, double c, double h, double w, double k, double r, double s, double p,
-                   double q, TrainingPass pass) {
+                   double q, double taps, TrainingPass pass) {
   switch (pass) {
     case TrainingPass::forward:
       return {n * p * q, k, c * r * s};
     case TrainingPass::backward_data:
-      return {n * h * w, c, k * r * s};
+      return {n * h * w, c, k * taps};
     case TrainingPass::backward_weights:
       return {k, c * r * s, n * p * q};
   }
@@ -52,7 +53,8 @@ Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
   const double n = s.batch, h = s.in_height, w = s.in_width;
   const double r = s.filter_height, sw = s.filter_width;
   const double p = s.out_height(), q = s.out_width();
-  const GemmView v = gemm_view(n, c, h, w, k, r, sw, p, q, pass);
+  const double taps = ceil_div(r, s.stride_height) * ceil_div(sw, s.stride_width);
+  const GemmView v = gemm_view(n, c, h, w, k, r, sw, p, q, taps, pass);
   double tiles = g * ceil_div(v.m, params.tile_m) * ceil_div(v.n, params.tile_n);
   double epilogue = 1 + pp.epilogue_steps / v.r;
   if (pass == TrainingPass::backward_weights) {

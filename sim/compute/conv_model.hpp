@@ -5,8 +5,8 @@
 //
 //   implicit GEMM (every shape; cuDNN's IMPLICIT_[PRECOMP_]GEMM, BWD_DATA_ALGO_1, BWD_FILTER_ALGO_1):
 //     the pass is a GEMM of M x N outputs reducing over R (forward: M = N P Q, N = K, R = C R S;
-//     backward-data: M = N H W, N = C, R = K R S; backward-weights: M = K, N = C R S, R = N P Q,
-//     split over R until the GPU is full). Output tiles of tile_m x tile_n run in waves of one
+//     backward-data: M = N H W, N = C, R = K ceil(R/stride) ceil(S/stride); backward-weights: M = K, N = C R S,
+//     R = N P Q, split over R into one wave). Output tiles of tile_m x tile_n run in waves of one
 //     tile per SM, so a part-filled last wave costs a whole one:
 //       t = launch + fixed_cost + max(F (1 + epilogue_steps / R) / (peak e[pass] u), bytes / (bw m))
 //     u = tiles / (waves x SMs); F = 2 M N R; bytes = input + filters + output, once.

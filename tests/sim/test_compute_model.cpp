@@ -456,7 +456,7 @@ void expect_conv_constants(const ConvPrecisionParams& shipped, const ConvPrecisi
                 fitted.gemm_efficiency[p]);
     expect_close(shipped.gemm_efficiency[p], fitted.gemm_efficiency[p], precision + " " + pass);
   }
-  std::printf("convolution %-6s gemm_fixed_cost %.1f us, epilogue_steps %.1f, memory_efficiency "
+  std::printf("convolution %-6s gemm_fixed_cost %.1f us, epilogue_steps %.2f, memory_efficiency "
               "%.3f\n",
               precision.c_str(), fitted.gemm_fixed_cost.value * 1e6, fitted.epilogue_steps,
               fitted.memory_efficiency);

@@ -249,6 +249,15 @@ FitResult fit_framework(const std::string& framework_name_or_path,
                                  determined ? FittedParameter::Outcome::Fitted
                                             : FittedParameter::Outcome::Undetermined});
   }
+  // Every search starts from the middle of the ranges, not from the file's values: two
+  // parameters that trade off against each other (a per-op and a per-key host cost, on two
+  // batch-1 points) leave a ridge of equal fits, and a start that depends on the last fit would
+  // make the result depend on the history of the file instead of on its inputs.
+  for (FittedParameter& p : result.parameters) {
+    if (p.outcome == FittedParameter::Outcome::Undetermined) continue;
+    p.after = std::sqrt(p.low * p.high);
+    f.set_parameter(p.name, p.after);
+  }
   for (int sweep = 0; sweep < kMostSweeps; ++sweep) {
     double largest_move = 0;
     for (FittedParameter& p : result.parameters) {
