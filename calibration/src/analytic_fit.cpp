@@ -134,8 +134,8 @@ ConvPrecisionParams params_at(const std::vector<double>& x, ConvPrecisionParams 
 
 std::vector<double> start_at(double efficiency, double fixed_us, double epilogue, double memory,
                              double winograd, double winograd_fixed_us, bool has_winograd) {
-  std::vector<double> x{logit(efficiency), logit(efficiency), logit(efficiency),
-                        std::log(fixed_us),  std::log(epilogue),  logit(memory)};
+  std::vector<double> x{logit(efficiency),  logit(efficiency),  logit(efficiency),
+                        std::log(fixed_us), std::log(epilogue), logit(memory)};
   if (has_winograd) {
     x.push_back(logit(winograd));
     x.push_back(std::log(winograd_fixed_us));
@@ -146,13 +146,13 @@ std::vector<double> start_at(double efficiency, double fixed_us, double epilogue
 }  // namespace
 
 bool held_out(const DeepBenchConv& r) {
-  return odd_hash(fmt::format("conv {} {} {} {} {} {} {} {} {} {} {}", r.w, r.h, r.c, r.n, r.k,
-                              r.s, r.r, r.pad_w, r.pad_h, r.stride_w, r.stride_h));
+  return odd_hash(fmt::format("conv {} {} {} {} {} {} {} {} {} {} {}", r.w, r.h, r.c, r.n, r.k, r.s,
+                              r.r, r.pad_w, r.pad_h, r.stride_w, r.stride_h));
 }
 
 bool held_out(const DeepBenchGemm& r) {
-  return odd_hash(fmt::format("gemm {} {} {} {} {}", r.m, r.n, r.k, r.a_transposed,
-                              r.b_transposed));
+  return odd_hash(
+      fmt::format("gemm {} {} {} {} {}", r.m, r.n, r.k, r.a_transposed, r.b_transposed));
 }
 
 std::vector<ConvCall> conv_calls(const DeepBenchResults& results) {
@@ -252,8 +252,8 @@ ErrorStats gemm_errors(const DeepBenchResults& results, const compute::GpuSpec& 
   for (const DeepBenchGemm& g : results.gemms) {
     if (held_out(g) != held) continue;
     const double model =
-        compute::analytic_kernel_time(gpu, params,
-                                      compute::gemm_kernel_work(g.m, g.n, g.k, precision), precision)
+        compute::analytic_kernel_time(
+            gpu, params, compute::gemm_kernel_work(g.m, g.n, g.k, precision), precision)
             .value;
     errors.push_back((model - g.time.value) / g.time.value);
   }
@@ -288,11 +288,12 @@ compute::AnalyticParams fit_analytic_params(const DeepBenchResults& fp32,
   for (auto [p, db] : {std::pair{Precision::fp32, &fp32}, std::pair{Precision::tensor, &mixed}}) {
     const int i = static_cast<int>(p);
     a.gemm_efficiency[i] = fit_gemm_efficiency(*db, gpu, p, a.launch_overhead).value;
-    a.conv.precision[i] = fit_conv_precision(conv_calls(*db), gpu, a.conv, p, a.launch_overhead,
-                                             start.conv.of(p));
+    a.conv.precision[i] =
+        fit_conv_precision(conv_calls(*db), gpu, a.conv, p, a.launch_overhead, start.conv.of(p));
   }
   a.gemm_memory_efficiency = fit_gemm_memory_efficiency(fp32, gpu, a.launch_overhead).value;
-  a.gemm_efficiency[static_cast<int>(Precision::fp16)] = a.gemm_efficiency[static_cast<int>(Precision::fp32)];
+  a.gemm_efficiency[static_cast<int>(Precision::fp16)] =
+      a.gemm_efficiency[static_cast<int>(Precision::fp32)];
   a.conv.precision[static_cast<int>(Precision::fp16)] = a.conv.of(Precision::fp32);
   return a;
 }

@@ -7,8 +7,8 @@
 namespace gpuscale::compute {
 namespace {
 
-constexpr std::array<const char*, kTrainingPassCount> kTrainingPassNames{
-    "forward", "backward_data", "backward_weights"};
+constexpr std::array<const char*, kTrainingPassCount> kTrainingPassNames{"forward", "backward_data",
+                                                                         "backward_weights"};
 
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
@@ -65,11 +65,11 @@ Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
     epilogue = 1;
   }
   const double flops = 2 * g * v.m * v.n * v.r;
-  const double compute_s =
-      flops * epilogue /
-      (gpu.peak(precision).value * pp.gemm_efficiency[static_cast<int>(pass)] *
-       wave_utilisation(tiles, gpu.sm_count));
-  const double bytes = bytes_per_element(precision) * g * (n * c * h * w + k * c * r * sw + n * k * p * q);
+  const double compute_s = flops * epilogue /
+                           (gpu.peak(precision).value * pp.gemm_efficiency[static_cast<int>(pass)] *
+                            wave_utilisation(tiles, gpu.sm_count));
+  const double bytes =
+      bytes_per_element(precision) * g * (n * c * h * w + k * c * r * sw + n * k * p * q);
   const double memory_s = bytes / (gpu.copy_bandwidth().value * pp.memory_efficiency);
   return {launch.value + pp.gemm_fixed_cost.value + std::max(compute_s, memory_s)};
 }
@@ -110,9 +110,9 @@ Seconds winograd_time(const GpuSpec& gpu, const ConvModelParams& params,
   const double tiles = v.alpha2 * ceil_div(v.tiles, params.tile_m) * ceil_div(v.out, params.tile_n);
   const double compute_s = flops / (gpu.peak(precision).value * *pp.winograd_efficiency *
                                     wave_utilisation(tiles, gpu.sm_count));
-  const double plain = static_cast<double>(s.batch) *
-                       (s.in_channels * s.in_height * s.in_width +
-                        s.out_channels * s.out_height() * s.out_width());
+  const double plain =
+      static_cast<double>(s.batch) *
+      (s.in_channels * s.in_height * s.in_width + s.out_channels * s.out_height() * s.out_width());
   const double bytes =
       bytes_per_element(precision) * (plain + 2 * winograd_transformed_elements(v));
   const double memory_s = bytes / (gpu.copy_bandwidth().value * pp.memory_efficiency);
@@ -177,9 +177,9 @@ double conv_workspace_bytes(const ConvShape& shape, TrainingPass pass, Precision
   return bytes_per_element(precision) * winograd_transformed_elements(winograd_work(shape, pass));
 }
 
-ConvChoice choose_conv_algorithm(const GpuSpec& gpu, const ConvModelParams& params,
-                                 Seconds launch, const ConvShape& shape, TrainingPass pass,
-                                 Precision precision, const ConvAlgorithmPolicy& policy) {
+ConvChoice choose_conv_algorithm(const GpuSpec& gpu, const ConvModelParams& params, Seconds launch,
+                                 const ConvShape& shape, TrainingPass pass, Precision precision,
+                                 const ConvAlgorithmPolicy& policy) {
   ConvChoice best{ConvAlgorithm::implicit_gemm,
                   *conv_algorithm_time(gpu, params, launch, shape, pass, precision,
                                        ConvAlgorithm::implicit_gemm),

@@ -1,14 +1,16 @@
 // How long one cuDNN convolution pass takes, by algorithm, and which algorithm the framework runs
-// (docs/compute-model.md#convolutions).
+// (docs/compute-model.md#convolutions-by-algorithm).
 //
 // Two algorithm families, each timed from the work it does on the GPU's specs:
 //
-//   implicit GEMM (every shape; cuDNN's IMPLICIT_[PRECOMP_]GEMM, BWD_DATA_ALGO_1, BWD_FILTER_ALGO_1):
-//     the pass is a GEMM of M x N outputs reducing over R (forward: M = N P Q, N = K, R = C R S;
-//     backward-data: M = N H W, N = C, R = K ceil(R/stride) ceil(S/stride); backward-weights: M = K, N = C R S,
-//     R = N P Q, split over R into one wave). Output tiles of tile_m x tile_n run in waves of one
-//     tile per SM, so a part-filled last wave costs a whole one:
-//       t = launch + fixed_cost + max(F (1 + epilogue_steps / R) / (peak e[pass] u), bytes / (bw m))
+//   implicit GEMM (every shape; cuDNN's IMPLICIT_[PRECOMP_]GEMM, BWD_DATA_ALGO_1 and
+//     BWD_FILTER_ALGO_1): the pass is a GEMM of M x N outputs reducing over R (forward:
+//     M = N P Q, N = K, R = C R S; backward-data: M = N H W, N = C,
+//     R = K ceil(R/stride) ceil(S/stride); backward-weights: M = K, N = C R S, R = N P Q, split
+//     over R into one wave). Output tiles of tile_m x tile_n run in waves of one tile per SM, so
+//     a part-filled last wave costs a whole one:
+//       t = launch + fixed_cost
+//           + max(F (1 + epilogue_steps / R) / (peak e[pass] u), bytes / (bw m))
 //     u = tiles / (waves x SMs); F = 2 M N R; bytes = input + filters + output, once.
 //   Winograd (FP32, stride 1, 3x3 or 5x5 filters, one group; cuDNN's WINOGRAD_NONFUSED):
 //     input, filters and output go through F(m x m, r x r) transforms (m = 4 for 3x3, 2 for 5x5;
@@ -17,7 +19,7 @@
 //     T = ceil(P/m) ceil(Q/m) tiles per image; its workspace holds the transformed tensors.
 //
 // The constants (efficiencies, fixed costs, epilogue, memory efficiency) are fitted to half of
-// DeepBench's V100 rows (calibration/src/conv_fit.hpp) and stored in analytic-v100.yaml.
+// DeepBench's V100 rows (calibration/src/analytic_fit.hpp) and stored in analytic-v100.yaml.
 #pragma once
 
 #include <array>

@@ -34,11 +34,14 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
     p.gemm_efficiency[i] = read_fraction(passes, to_string(static_cast<TrainingPass>(i)),
                                          what + " gemm_efficiency", kMaxComputeEfficiency);
   }
-  p.gemm_fixed_cost = read_seconds(r.require("gemm_fixed_cost", "10 us"), what + " gemm_fixed_cost");
-  p.epilogue_steps = read_number(r.require("epilogue_steps", "10"), what + " epilogue_steps", 0, 1e4);
+  p.gemm_fixed_cost =
+      read_seconds(r.require("gemm_fixed_cost", "10 us"), what + " gemm_fixed_cost");
+  p.epilogue_steps =
+      read_number(r.require("epilogue_steps", "10"), what + " epilogue_steps", 0, 1e4);
   p.memory_efficiency = read_fraction(r, "memory_efficiency", what, kMaxMemoryEfficiency);
   if (auto w = r.find("winograd_efficiency")) {
-    p.winograd_efficiency = read_number(*w, what + " winograd_efficiency", 0.01, kMaxComputeEfficiency);
+    p.winograd_efficiency =
+        read_number(*w, what + " winograd_efficiency", 0.01, kMaxComputeEfficiency);
     p.winograd_fixed_cost =
         read_seconds(r.require("winograd_fixed_cost", "10 us"), what + " winograd_fixed_cost");
   }
@@ -128,7 +131,8 @@ AnalyticParams load_analytic_params(const std::string& path) {
     a.gemm_efficiency[p] = read_fraction(efficiency, to_string(static_cast<Precision>(p)),
                                          "gemm efficiency", kMaxComputeEfficiency);
   }
-  a.gemm_memory_efficiency = read_fraction(gemm, "memory_efficiency", "gemm", kMaxMemoryEfficiency);
+  a.gemm_memory_efficiency =
+      read_fraction(gemm, "memory_efficiency", "gemm", kMaxMemoryEfficiency);
   MapReader elementwise(r.require("elementwise", "{memory_efficiency: 1.0}"), "elementwise",
                         {"memory_efficiency"});
   a.elementwise_memory_efficiency =
