@@ -24,22 +24,6 @@ bool odd_hash(const std::string& text) {
   return (h & 1) == 1;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  const double next = v[std::min(i + 1, v.size() - 1)];
-  return v[i] + (next - v[i]) * (pos - static_cast<double>(i));
-}
-
-ErrorStats stats_of(const std::vector<double>& signed_errors) {
-  std::vector<double> abs_errors;
-  for (double e : signed_errors) abs_errors.push_back(std::abs(e));
-  return {static_cast<int>(signed_errors.size()), quantile(abs_errors, 0.5),
-          quantile(abs_errors, 0.9), quantile(signed_errors, 0.5)};
-}
-
 // DeepBench picked FP32 algorithms with cuDNN's Find, which allocates whatever workspace an
 // algorithm needs; its FP16 runs forced implicit GEMM, which the tensor constants alone run.
 constexpr compute::ConvAlgorithmPolicy kDeepBenchPolicy{true,
@@ -178,7 +162,7 @@ Seconds smallest_call(const std::vector<const DeepBenchResults*>& files) {
   return {smallest};
 }
 
-MedianFit fit_gemm_efficiency(const DeepBenchResults& results, const compute::GpuSpec& gpu,
+double fit_gemm_efficiency(const DeepBenchResults& results, const compute::GpuSpec& gpu,
                               Precision precision, Seconds launch) {
   const double peak = gpu.peak(precision).value, ridge = peak / gpu.copy_bandwidth().value;
   std::vector<double> v;
@@ -187,10 +171,10 @@ MedianFit fit_gemm_efficiency(const DeepBenchResults& results, const compute::Gp
     if (held_out(g) || w.flops / w.bytes < ridge || g.time.value <= launch.value) continue;
     v.push_back(w.flops / ((g.time.value - launch.value) * peak));
   }
-  return {quantile(v, 0.5), static_cast<int>(v.size())};
+  return quantile(v, 0.5);
 }
 
-MedianFit fit_gemm_memory_efficiency(const DeepBenchResults& results, const compute::GpuSpec& gpu,
+double fit_gemm_memory_efficiency(const DeepBenchResults& results, const compute::GpuSpec& gpu,
                                      Seconds launch) {
   const double copy_bw = gpu.copy_bandwidth().value, ridge = gpu.peak_fp32.value / copy_bw;
   std::vector<double> v;
@@ -199,7 +183,7 @@ MedianFit fit_gemm_memory_efficiency(const DeepBenchResults& results, const comp
     if (held_out(g) || w.flops / w.bytes >= ridge || g.time.value <= launch.value) continue;
     v.push_back(w.bytes / ((g.time.value - launch.value) * copy_bw));
   }
-  return {quantile(v, 0.5), static_cast<int>(v.size())};
+  return quantile(v, 0.5);
 }
 
 ConvPrecisionParams fit_conv_precision(const std::vector<ConvCall>& calls,
@@ -243,7 +227,7 @@ ErrorStats conv_errors(const std::vector<ConvCall>& calls, const compute::GpuSpe
     const double model = model_time(gpu, params.conv, params.launch_overhead, c, precision);
     errors.push_back((model - c.measured.value) / c.measured.value);
   }
-  return stats_of(errors);
+  return error_stats(errors);
 }
 
 ErrorStats gemm_errors(const DeepBenchResults& results, const compute::GpuSpec& gpu,
@@ -257,7 +241,7 @@ ErrorStats gemm_errors(const DeepBenchResults& results, const compute::GpuSpec& 
             .value;
     errors.push_back((model - g.time.value) / g.time.value);
   }
-  return stats_of(errors);
+  return error_stats(errors);
 }
 
 DeepBenchResults as_results(const DeepBenchMeasurements& measured) {
@@ -287,20 +271,15 @@ compute::AnalyticParams fit_analytic_params(const DeepBenchResults& fp32,
   a.launch_overhead = smallest_call({&fp32, &mixed});
   for (auto [p, db] : {std::pair{Precision::fp32, &fp32}, std::pair{Precision::tensor, &mixed}}) {
     const int i = static_cast<int>(p);
-    a.gemm_efficiency[i] = fit_gemm_efficiency(*db, gpu, p, a.launch_overhead).value;
+    a.gemm_efficiency[i] = fit_gemm_efficiency(*db, gpu, p, a.launch_overhead);
     a.conv.precision[i] =
         fit_conv_precision(conv_calls(*db), gpu, a.conv, p, a.launch_overhead, start.conv.of(p));
   }
-  a.gemm_memory_efficiency = fit_gemm_memory_efficiency(fp32, gpu, a.launch_overhead).value;
+  a.gemm_memory_efficiency = fit_gemm_memory_efficiency(fp32, gpu, a.launch_overhead);
   a.gemm_efficiency[static_cast<int>(Precision::fp16)] =
       a.gemm_efficiency[static_cast<int>(Precision::fp32)];
   a.conv.precision[static_cast<int>(Precision::fp16)] = a.conv.of(Precision::fp32);
   return a;
-}
-
-std::string format_error_stats(const std::string& what, const ErrorStats& e) {
-  return fmt::format("{:<34} n={:3}  |rel err| median {:.3f}  p90 {:.3f}  signed median {:+.3f}",
-                     what, e.n, e.median_abs, e.p90_abs, e.median_signed);
 }
 
 }  // namespace gpuscale::calib

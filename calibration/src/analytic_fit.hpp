@@ -21,6 +21,7 @@
 
 #include "calibration/src/deepbench.hpp"
 #include "calibration/src/deepbench_measurements.hpp"
+#include "calibration/src/error_stats.hpp"
 #include "sim/compute/conv_model.hpp"
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
@@ -45,14 +46,9 @@ std::vector<ConvCall> conv_calls(const DeepBenchResults& results);
 // The smallest time of any call in the files.
 Seconds smallest_call(const std::vector<const DeepBenchResults*>& files);
 
-struct MedianFit {
-  double value = 0;
-  int rows = 0;
-};
-
-MedianFit fit_gemm_efficiency(const DeepBenchResults& results, const compute::GpuSpec& gpu,
+double fit_gemm_efficiency(const DeepBenchResults& results, const compute::GpuSpec& gpu,
                               compute::Precision precision, Seconds launch);
-MedianFit fit_gemm_memory_efficiency(const DeepBenchResults& results,
+double fit_gemm_memory_efficiency(const DeepBenchResults& results,
                                      const compute::GpuSpec& gpu, Seconds launch);
 
 // Fits the constants of `start` that the model uses (gemm efficiencies per pass, fixed cost,
@@ -65,11 +61,6 @@ compute::ConvPrecisionParams fit_conv_precision(const std::vector<ConvCall>& cal
                                                 compute::Precision precision, Seconds launch,
                                                 compute::ConvPrecisionParams start);
 
-struct ErrorStats {
-  int n = 0;
-  double median_abs = 0, p90_abs = 0, median_signed = 0;
-};
-
 // (model - measured) / measured over `calls` whose held_out is `held`, optionally one pass.
 ErrorStats conv_errors(const std::vector<ConvCall>& calls, const compute::GpuSpec& gpu,
                        const compute::AnalyticParams& params, compute::Precision precision,
@@ -77,8 +68,6 @@ ErrorStats conv_errors(const std::vector<ConvCall>& calls, const compute::GpuSpe
 ErrorStats gemm_errors(const DeepBenchResults& results, const compute::GpuSpec& gpu,
                        const compute::AnalyticParams& params, compute::Precision precision,
                        bool held);
-
-std::string format_error_stats(const std::string& what, const ErrorStats& e);
 
 // Measurements of DeepBench's shapes on another GPU (deepbench_measurements.hpp) as DeepBench
 // results: each call's median as its time, so that the same derivation fits them.

@@ -1,24 +1,13 @@
 #include "calibration/src/host_timing.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <utility>
 
+#include "calibration/src/error_stats.hpp"
+
 namespace gpuscale::calib {
-namespace {
-
-// Linear interpolation between order statistics of sorted `v` (0 <= q <= 1).
-double quantile(const std::vector<double>& v, double q) {
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto below = static_cast<std::size_t>(pos);
-  const std::size_t above = std::min(below + 1, v.size() - 1);
-  return v[below] + (v[above] - v[below]) * (pos - static_cast<double>(below));
-}
-
-}  // namespace
 
 Timing summarize(std::vector<double> seconds) {
-  std::sort(seconds.begin(), seconds.end());
   return {quantile(seconds, 0.5), quantile(seconds, 0.75) - quantile(seconds, 0.25)};
 }
 

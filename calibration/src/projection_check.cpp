@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 
+#include "calibration/src/error_stats.hpp"
 #include "sim/compute/projection.hpp"
 
 namespace gpuscale::calib {
@@ -41,24 +42,13 @@ const Row* row_at(const std::vector<Row>& rows, int line) {
   return it == rows.end() ? nullptr : &*it;
 }
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  const double next = v[std::min(i + 1, v.size() - 1)];
-  return v[i] + (next - v[i]) * (pos - static_cast<double>(i));
-}
-
 std::optional<ErrorSummary> summarise(const std::string& operation,
                                       const std::vector<const ProjectedCall*>& calls) {
   if (calls.empty()) return std::nullopt;
-  std::vector<double> signed_errors, abs_errors;
-  for (const ProjectedCall* c : calls) {
-    signed_errors.push_back(c->error());
-    abs_errors.push_back(std::abs(c->error()));
-  }
-  return ErrorSummary{operation, static_cast<int>(calls.size()), quantile(abs_errors, 0.5),
-                      quantile(abs_errors, 0.9), quantile(signed_errors, 0.5)};
+  std::vector<double> errors;
+  for (const ProjectedCall* c : calls) errors.push_back(c->error());
+  const ErrorStats e = error_stats(errors);
+  return ErrorSummary{operation, e.n, e.median_abs, e.p90_abs, e.median_signed};
 }
 
 std::vector<ErrorSummary> summary_of(const std::vector<ProjectedCall>& calls) {

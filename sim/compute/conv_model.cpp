@@ -123,13 +123,6 @@ Seconds winograd_time(const GpuSpec& gpu, const ConvModelParams& params,
 
 std::string to_string(TrainingPass p) { return kTrainingPassNames[static_cast<int>(p)]; }
 
-std::optional<TrainingPass> training_pass_from_string(const std::string& name) {
-  for (int i = 0; i < kTrainingPassCount; ++i) {
-    if (name == kTrainingPassNames[i]) return static_cast<TrainingPass>(i);
-  }
-  return std::nullopt;
-}
-
 std::vector<std::string> training_pass_names() {
   return {kTrainingPassNames.begin(), kTrainingPassNames.end()};
 }

@@ -36,7 +36,6 @@ enum class TrainingPass { forward, backward_data, backward_weights };
 inline constexpr int kTrainingPassCount = 3;
 
 std::string to_string(TrainingPass p);
-std::optional<TrainingPass> training_pass_from_string(const std::string& name);
 std::vector<std::string> training_pass_names();
 
 // A 2-D convolution in cuDNN's terms (NCHW input, K filters of C/groups x R x S; group g of

@@ -71,13 +71,6 @@ ConvModelParams read_conv_params(const ConfigNode& node) {
 
 std::string to_string(KernelClass c) { return kKernelClassNames[static_cast<int>(c)]; }
 
-std::optional<KernelClass> kernel_class_from_string(const std::string& name) {
-  for (int i = 0; i < kKernelClassCount; ++i) {
-    if (name == kKernelClassNames[i]) return static_cast<KernelClass>(i);
-  }
-  return std::nullopt;
-}
-
 KernelClass conv_kernel_class(TrainingPass pass) {
   switch (pass) {
     case TrainingPass::forward:

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <array>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,7 +36,6 @@ enum class KernelClass {
 inline constexpr int kKernelClassCount = 5;
 
 std::string to_string(KernelClass c);
-std::optional<KernelClass> kernel_class_from_string(const std::string& name);
 KernelClass conv_kernel_class(TrainingPass pass);
 
 struct KernelWork {

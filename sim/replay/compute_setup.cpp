@@ -3,10 +3,13 @@
 #include "sim/compute/profile.hpp"
 
 namespace gpuscale::sim {
+namespace {
 
 compute::ConvAlgorithmPolicy conv_policy_of(const wl::FrameworkConfig& framework) {
   return {framework.execution.cudnn_autotune, framework.workspace_limit.value};
 }
+
+}  // namespace
 
 std::shared_ptr<const compute::ComputeTimeModel> compute_model_of(
     const wl::Workload& workload, const wl::WorkloadCosts& costs,

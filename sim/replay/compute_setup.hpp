@@ -14,8 +14,6 @@
 
 namespace gpuscale::sim {
 
-compute::ConvAlgorithmPolicy conv_policy_of(const wl::FrameworkConfig& framework);
-
 // `profile` empty: the analytic model. Throws ConfigError for an unknown GPU or a bad profile.
 std::shared_ptr<const compute::ComputeTimeModel> compute_model_of(
     const wl::Workload& workload, const wl::WorkloadCosts& costs,

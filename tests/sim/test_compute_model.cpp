@@ -512,24 +512,19 @@ TEST(DeepBench, ShippedConstantsFollowTheirDerivation) {
   SKIP_WITHOUT_DEEPBENCH();
   const Data& d = data();
   const AnalyticParams a = load_analytic_params(shipped_analytic_params_path());
-  const Seconds launch = calib::smallest_call({&d.fp32, &d.mixed});
-  std::printf("launch_overhead: smallest DeepBench time %.0f us\n", launch.value * 1e6);
-  EXPECT_DOUBLE_EQ(a.launch_overhead.value, launch.value);
-  for (auto [p, db] : {std::pair{Precision::fp32, &d.fp32}, std::pair{Precision::tensor, &d.mixed}}) {
-    const calib::MedianFit g = calib::fit_gemm_efficiency(*db, d.v100, p, launch);
-    std::printf("gemm efficiency %-6s %.3f  (median of %d compute-bound rows)\n",
-                to_string(p).c_str(), g.value, g.rows);
-    EXPECT_NEAR(a.gemm_efficiency[static_cast<int>(p)], g.value, 0.0005) << to_string(p);
+  const AnalyticParams fitted = calib::fit_analytic_params(d.fp32, d.mixed, d.v100, a);
+  std::printf("launch_overhead: smallest DeepBench time %.0f us\n",
+              fitted.launch_overhead.value * 1e6);
+  EXPECT_DOUBLE_EQ(a.launch_overhead.value, fitted.launch_overhead.value);
+  for (Precision p : {Precision::fp32, Precision::tensor}) {
+    const double g = fitted.gemm_efficiency[static_cast<int>(p)];
+    std::printf("gemm efficiency %-6s %.3f\n", to_string(p).c_str(), g);
+    EXPECT_NEAR(a.gemm_efficiency[static_cast<int>(p)], g, 0.0005) << to_string(p);
   }
-  const calib::MedianFit memory = calib::fit_gemm_memory_efficiency(d.fp32, d.v100, launch);
-  std::printf("gemm memory_efficiency %.3f  (median of %d memory-bound FP32 rows)\n",
-              memory.value, memory.rows);
-  EXPECT_NEAR(a.gemm_memory_efficiency, memory.value, 0.0005);
-  for (auto [p, calls] : {std::pair{Precision::fp32, &d.fp32_calls},
-                          std::pair{Precision::tensor, &d.mixed_calls}}) {
-    const ConvPrecisionParams fitted =
-        calib::fit_conv_precision(*calls, d.v100, a.conv, p, launch, a.conv.of(p));
-    expect_conv_constants(a.conv.of(p), fitted, to_string(p));
+  std::printf("gemm memory_efficiency %.3f\n", fitted.gemm_memory_efficiency);
+  EXPECT_NEAR(a.gemm_memory_efficiency, fitted.gemm_memory_efficiency, 0.0005);
+  for (Precision p : {Precision::fp32, Precision::tensor}) {
+    expect_conv_constants(a.conv.of(p), fitted.conv.of(p), to_string(p));
   }
 }
 
