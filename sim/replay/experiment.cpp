@@ -70,6 +70,7 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
               {"throughput_img_s", per_iteration / r.iteration_s},
               {"fpbp_s", r.fpbp_s},
               {"wu_s", r.wu_s},
+              {"input_wait_s", r.input_wait_s},
               {"exposed_comm_s", r.exposed_comm_s},
               {"memory_gpu0_gb", parts[0].total() / 1e9},
               {"memory_max_other_gb", max_other / 1e9},
@@ -97,6 +98,7 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.throughput_img_s = j["throughput_img_s"];
   row.fpbp_s = j["fpbp_s"];
   row.wu_s = j["wu_s"];
+  row.input_wait_s = j["input_wait_s"];
   row.exposed_comm_s = j["exposed_comm_s"];
   row.memory_gpu0_gb = j["memory_gpu0_gb"];
   row.memory_max_other_gb = j["memory_max_other_gb"];

@@ -80,6 +80,7 @@ struct ResultRow {
   double iteration_s = 0, epoch_s = 0, speedup = 0, throughput_img_s = 0;
   double setup_s = 0;  // paid once per run, in epoch_s (run_setup.hpp)
   double fpbp_s = 0, wu_s = 0, exposed_comm_s = 0;
+  double input_wait_s = 0;  // rank 0's GPU, done with a batch, waiting for the next one
   double memory_gpu0_gb = 0, memory_max_other_gb = 0;
   double memory_before_training_gb = 0;  // GPU0 once set up: context, weights, gradients
   std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind

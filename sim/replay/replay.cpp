@@ -27,6 +27,8 @@ using NodeId = DagExecutor::NodeId;
 struct IterationNodes {
   std::vector<NodeId> rank0_fpbp;  // rank 0's forward and backward kernels
   std::vector<NodeId> ends;
+  NodeId batch_decoded = -1;  // process 0's batch, out of the decode threads
+  std::vector<NodeId> rank0_weights;  // each tensor's new weights on rank 0's GPU
 };
 
 class Replay {
@@ -243,6 +245,7 @@ class Replay {
           std::vector<NodeId> slot;
           if (k >= f.input.prefetch_batches) slot.push_back(fetched[pi][static_cast<size_t>(k - f.input.prefetch_batches)]);
           const NodeId decoded = step(decode[pi], images * s_.input.decode_s_per_image / f.input.decode_threads, slot);
+          if (p == 0) it.batch_decoded = decoded;
           fetched[pi].push_back(step(python[pi], 0, {decoded}));
         }
         for (int r = 0; r < compute_ranks_; ++r) {
@@ -348,6 +351,7 @@ class Replay {
         for (int r = 0; r < compute_ranks_; ++r) ready.push_back(join({ready_on[static_cast<size_t>(r)], pushed[t][static_cast<size_t>(process_of(r))]}));
         weights[t] = exchange(static_cast<int>(t), ready);
         for (NodeId w : weights[t]) it.ends.push_back(w);
+        it.rank0_weights.push_back(weights[t][0]);
       }
       close_bucket();  // the iteration's last, partly filled
       iterations_.push_back(std::move(it));
@@ -565,10 +569,19 @@ class Replay {
     for (const IterationNodes& it : iterations_) ends.push_back(max_end(it.ends));
     result.iteration_s = n > 1 ? (ends.back() - ends.front()) / (n - 1) : ends.back();
     // The study's split (nvprof on MXNet): FP+BP is the time the GPU computes forward and backward
-    // kernels; WU all the rest of an iteration, the gradient exchange and weight updates that
-    // backward did not hide, and a forward waiting for its weights.
-    for (NodeId id : iterations_.back().rank0_fpbp) result.fpbp_s += dag_.end_time(id) - dag_.start_time(id);
-    result.wu_s = std::max(0.0, result.iteration_s - result.fpbp_s);
+    // kernels; WU the gradient exchange and weight updates from the end of backward to the last
+    // new weights on the GPU (what backward did not hide). Rank 0's GPU waiting for its next
+    // batch, done with the previous one, is neither: that time is the input pipeline's.
+    const IterationNodes& last = iterations_.back();
+    for (NodeId id : last.rank0_fpbp) result.fpbp_s += dag_.end_time(id) - dag_.start_time(id);
+    const double backward_end = dag_.end_time(last.rank0_fpbp.back());
+    for (NodeId w : last.rank0_weights) result.wu_s = std::max(result.wu_s, dag_.end_time(w) - backward_end);
+    if (n > 1 && last.batch_decoded >= 0) {
+      const IterationNodes& previous = iterations_[static_cast<size_t>(n - 2)];
+      double gpu_done = dag_.end_time(previous.rank0_fpbp.back());
+      for (NodeId w : previous.rank0_weights) gpu_done = std::max(gpu_done, dag_.end_time(w));
+      result.input_wait_s = std::max(0.0, dag_.end_time(last.batch_decoded) - gpu_done);
+    }
     for (const compute::LayerTimes& t : layer_times_) {
       result.compute_s += t.forward.value + t.backward_data.value + t.backward_weights.value;
     }

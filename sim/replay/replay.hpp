@@ -110,7 +110,8 @@ struct LinkLoad {
 struct ReplayResult {
   double iteration_s = 0;     // steady state
   double fpbp_s = 0;          // rank 0's forward and backward kernels (last iteration), run times
-  double wu_s = 0;            // iteration_s - fpbp_s: exchange and updates not hidden, waits
+  double input_wait_s = 0;    // rank 0's GPU, done with a batch, waiting for the next one
+  double wu_s = 0;            // from rank 0's last backward kernel to its last new weights
   double compute_s = 0;       // rank 0's kernels of one iteration, alone (no communication)
   double exposed_comm_s = 0;  // iteration_s - compute_s, at least 0
   long activities = 0;        // SimGrid activities started

@@ -136,12 +136,14 @@ TEST(SvgPlots, TinySuiteFigures) {
 // Regression guards, NOT accuracy claims: each table's MAPE (%) of the shipped DGX-1 suite as
 // gpuscale last predicted it, plus 2 percentage points, rounded up. A model change that makes a
 // table worse past its bound fails here; one that improves it should lower the bound. The
-// current values are listed in docs/validation.md. On 2026-11-25 (convolutions by algorithm):
-//   lenet-speedup 81.1, nccl-overhead 100.4, memory-pretrain 4.0, memory-gpu0 13.0,
-//   memory-gpux 12.4, overall 37.8 (large-nets-speedup has bounds only: 0 of 18 hold).
+// current values are listed in docs/validation.md. On 2026-11-25 (ImageNet's decode cost):
+//   lenet-speedup 53.7, nccl-overhead 100.8, memory-pretrain 4.0, memory-gpu0 13.0,
+//   memory-gpux 12.4, overall 35.3; large-nets-speedup has bounds only: 14 of 18 hold, and
+//   kLargeNetBoundsHolding guards that count the same way.
 const std::map<std::string, double> kMapeBoundPct = {
-    {"lenet-speedup", 83}, {"nccl-overhead", 103}, {"memory-pretrain", 7},
-    {"memory-gpu0", 16},   {"memory-gpux", 15},    {"overall", 40}};
+    {"lenet-speedup", 56}, {"nccl-overhead", 103}, {"memory-pretrain", 7},
+    {"memory-gpu0", 16},   {"memory-gpux", 15},    {"overall", 38}};
+constexpr int kLargeNetBoundsHolding = 14;
 
 // The same for MXNet's one-V100 throughput table (validation/mxnet-v100): 6.4% on 2026-11-25.
 TEST(ValidateCli, MxnetV100MapeStaysWithinItsBound) {
@@ -168,6 +170,9 @@ TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
     EXPECT_LE(j["mape_pct"][table].get<double>(), bound) << table;
   }
   EXPECT_TRUE(j["mape_pct"]["large-nets-speedup"].is_null());
+  int holding = 0;
+  for (const auto& b : j["bounds"]) holding += b["holds"].get<bool>();
+  EXPECT_GE(holding, kLargeNetBoundsHolding);
   for (const auto& c : j["claims"]) EXPECT_TRUE(c.contains("holds")) << c["id"];
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     expect_well_formed_svg(entry.path().string());

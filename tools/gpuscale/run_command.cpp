@@ -93,6 +93,7 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
                        {"throughput_img_s", r.throughput_img_s},
                        {"fpbp_s", r.fpbp_s},
                        {"wu_s", r.wu_s},
+                       {"input_wait_s", r.input_wait_s},
                        {"exposed_comm_s", r.exposed_comm_s},
                        {"memory_gb", {{"gpu0", r.memory_gpu0_gb}, {"max_other", r.memory_max_other_gb}}},
                        {"link_utilisation", links},
@@ -104,29 +105,29 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
 std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   std::string out =
       "topology,workload,comm,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
-      "throughput_img_s,fpbp_s,wu_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb\n";
+      "throughput_img_s,fpbp_s,wu_s,input_wait_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb\n";
   for (const sim::ResultRow& r : rows) {
-    out += fmt::format("{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.4g},{:.4g}\n",
+    out += fmt::format("{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.9g},{:.4g},{:.4g}\n",
                        r.topology, r.workload, r.comm, r.gpus, r.batch, r.scaling, r.iteration_s,
                        r.epoch_s, r.setup_s, r.speedup, r.throughput_img_s, r.fpbp_s, r.wu_s,
-                       r.exposed_comm_s, r.memory_gpu0_gb, r.memory_max_other_gb);
+                       r.input_wait_s, r.exposed_comm_s, r.memory_gpu0_gb, r.memory_max_other_gb);
   }
   return out;
 }
 
 std::string results_table(const std::vector<sim::ResultRow>& rows) {
-  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>8} {:>8}\n",
+  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}\n",
                                 "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
-                                "speedup", "img/s", "FP+BP ms", "WU ms", "GPU0 GB", "other GB");
+                                "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "GPU0 GB", "other GB");
   std::string previous;
   for (const sim::ResultRow& r : rows) {
     const std::string group = r.topology + r.workload + r.comm;
     if (!previous.empty() && group != previous) out += "\n";
     previous = group;
-    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8}\n",
+    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8}\n",
                        r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
                        r.speedup, r.throughput_img_s, r.fpbp_s * 1e3, r.wu_s * 1e3,
-                       r.memory_gpu0_gb,
+                       r.input_wait_s * 1e3, r.memory_gpu0_gb,
                        r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-");
   }
   return out;

@@ -13,12 +13,14 @@ struct Dataset {
   std::string description;
   long samples = 0;  // samples in one epoch
   // What one CPU core takes to turn a stored sample into a training sample (decode, resize,
-  // crop, flip, normalise), measured on a core of clock `decode_clock`; 0 for generated data.
+  // crop, flip, normalise) on a core of the CPU whose base clock is `decode_clock`; 0 for
+  // generated data.
   Seconds decode_per_sample;
   Hertz decode_clock;
 
-  // The decode time on a core of `clock` (0: the measured core's): carried by the clock ratio,
-  // the rule tools/bench/README.md (bench_decode) states with its uncertainty.
+  // The decode time on a core of a CPU with base clock `clock` (0: the stated CPU's), carried by
+  // the ratio of base clocks; how a measurement on another microarchitecture becomes the stated
+  // figure is tools/bench/README.md's rule (bench_decode), with its uncertainty.
   Seconds decode_time_on(Hertz clock) const;
 };
 
