@@ -574,13 +574,16 @@ class Replay {
     // batch, done with the previous one, is neither: that time is the input pipeline's.
     const IterationNodes& last = iterations_.back();
     for (NodeId id : last.rank0_fpbp) result.fpbp_s += dag_.end_time(id) - dag_.start_time(id);
-    const double backward_end = dag_.end_time(last.rank0_fpbp.back());
-    for (NodeId w : last.rank0_weights) result.wu_s = std::max(result.wu_s, dag_.end_time(w) - backward_end);
+    // Where the GPU is done with an iteration: its last kernel or its last new weights.
+    auto gpu_done = [this](const IterationNodes& it) {
+      double t = it.rank0_fpbp.empty() ? 0 : dag_.end_time(it.rank0_fpbp.back());
+      for (NodeId w : it.rank0_weights) t = std::max(t, dag_.end_time(w));
+      return t;
+    };
+    if (!last.rank0_fpbp.empty()) result.wu_s = gpu_done(last) - dag_.end_time(last.rank0_fpbp.back());
     if (n > 1 && last.batch_decoded >= 0) {
-      const IterationNodes& previous = iterations_[static_cast<size_t>(n - 2)];
-      double gpu_done = dag_.end_time(previous.rank0_fpbp.back());
-      for (NodeId w : previous.rank0_weights) gpu_done = std::max(gpu_done, dag_.end_time(w));
-      result.input_wait_s = std::max(0.0, dag_.end_time(last.batch_decoded) - gpu_done);
+      const double previous_done = gpu_done(iterations_[static_cast<size_t>(n - 2)]);
+      result.input_wait_s = std::max(0.0, dag_.end_time(last.batch_decoded) - previous_done);
     }
     for (const compute::LayerTimes& t : layer_times_) {
       result.compute_s += t.forward.value + t.backward_data.value + t.backward_weights.value;
