@@ -73,8 +73,9 @@ std::vector<LegendEntry> bar_legend(const FigureGroup& group,
   return legend;
 }
 
-// An iteration is FP+BP then WU (ResultRow): WU's exposed communication is the iteration less
-// rank 0's kernels run alone, the rest of WU the update kernels.
+// An iteration split in three: FP+BP; exposed communication, the iteration less rank 0's kernels
+// run alone (host work and waits, the input pipeline's included); and the kernels left, the
+// updates. (ResultRow's WU is narrower: only what runs after backward.)
 BarChart breakdown_chart(const FigureGroup& group) {
   BarChart chart{title(group, "time per iteration"), "ms per iteration", {}, {}};
   for (int gpus : group.gpus) {
@@ -86,7 +87,7 @@ BarChart breakdown_chart(const FigureGroup& group) {
         continue;
       }
       const sim::ResultRow& r = row->result;
-      const double update_s = std::max(0.0, r.wu_s - r.exposed_comm_s);
+      const double update_s = std::max(0.0, r.iteration_s - r.fpbp_s - r.exposed_comm_s);
       bars.bars.push_back({{{1e3 * r.fpbp_s, colour(si), 1},
                             {1e3 * update_s, colour(si), kMid},
                             {1e3 * r.exposed_comm_s, colour(si), kPale}}});

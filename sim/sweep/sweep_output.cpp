@@ -117,6 +117,7 @@ JsonRow row_json(const SweepRow& row) {
           {"throughput_img_s", r.throughput_img_s},
           {"fpbp_s", r.fpbp_s},
           {"wu_s", r.wu_s},
+          {"input_wait_s", r.input_wait_s},
           {"exposed_comm_s", r.exposed_comm_s},
           {"memory_gpu0_gb", r.memory_gpu0_gb},
           {"memory_max_other_gb", r.memory_max_other_gb},
@@ -128,7 +129,7 @@ std::string rows_csv(const std::vector<JsonRow>& rows) {
   static const std::vector<std::string> columns = {
       "index", "hash", "machine", "topology", "workload", "comm", "routing", "fusion_mb", "protocol",
       "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup", "efficiency",
-      "throughput_img_s", "fpbp_s", "wu_s", "exposed_comm_s", "memory_gpu0_gb",
+      "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "exposed_comm_s", "memory_gpu0_gb",
       "memory_max_other_gb", "max_link_utilisation"};
   std::string out;
   for (const std::string& c : columns) out += (out.empty() ? "" : ",") + c;

@@ -134,6 +134,18 @@ TEST(SweepPlots, TheSameRowsGiveTheSameBytes) {
     EXPECT_EQ(read_file(first[i]), read_file(second[i])) << first[i];
 }
 
+TEST(SweepPlots, TheBreakdownSplitsTheIterationWhateverWuHolds) {
+  // WU is only what runs after backward; a run waiting on its input pipeline has a small WU and a
+  // long iteration. The breakdown's bars split the iteration itself, so WU does not move them.
+  auto [study, rows] = study_of({"p2p"}, {32}, {1, 8});
+  const auto with_wu = write_sweep_plots(study, rows, fresh_dir("with-wu"));
+  for (sweep::SweepRow& row : rows) row.result.wu_s = 0;
+  const auto without_wu = write_sweep_plots(study, rows, fresh_dir("without-wu"));
+  ASSERT_EQ(names_of(with_wu), names_of(without_wu));
+  for (size_t i = 0; i < with_wu.size(); ++i)
+    EXPECT_EQ(read_file(with_wu[i]), read_file(without_wu[i])) << with_wu[i];
+}
+
 TEST(SweepPlots, OneGpuCountGivesNoScalingFiguresAndOneGpuNoHeatMap) {
   const auto [study, rows] = study_of({"p2p", "nccl"}, {16, 32}, {1});
   const auto paths = write_sweep_plots(study, rows, fresh_dir("one-gpu"));
