@@ -32,15 +32,25 @@ InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workloa
   return in;
 }
 
+// The routing of the run's copies between GPUs without NVLink: the experiment's, else the
+// framework's own where it makes the copies itself (MXNet's kvstore=device), else the machine's.
+topo::RoutingMode routing_of(const topo::Topology& machine, const Experiment& e,
+                             const wl::FrameworkConfig& framework, const std::string& comm) {
+  if (e.routing.empty()) {
+    if (const auto own = framework.copy_routing(comm)) return *own;
+  }
+  return topo::routing_mode_for(machine, e.routing);
+}
+
 }  // namespace
 
 ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
     : machine(machine_for(e.topology, e.topology_overrides, c.gpus, e.topology_document)),
       placement(place_job(machine, c.gpus)),
-      router(machine, topo::routing_mode_for(machine, e.routing)),
+      framework(framework_of(e)),
+      router(machine, routing_of(machine, e, framework, c.comm)),
       workload(wl::load_workload(c.workload)),
       costs(wl::compute_costs(workload)),
-      framework(framework_of(e)),
       compute(compute_model_of(workload, costs, framework,
                                machine.devices()[placement.gpus[0]].model, e.profile)) {
   setup.topology = &machine;

@@ -1,7 +1,7 @@
 // Everything one replay reads, loaded for one configuration of an experiment: the machine sized
-// and laid out for the job (machine_setup.hpp), its router, the workload, its per-layer costs and
-// the compute-time model (the analytic roofline, or the experiment's measured profile), the
-// framework and the input pipeline's costs on the machine's CPU. `setup`
+// and laid out for the job (machine_setup.hpp), the framework, the router the run's copies take,
+// the workload, its per-layer costs, the compute-time model (the analytic roofline, or the
+// experiment's measured profile) and the input pipeline's costs on the machine's CPU. `setup`
 // points into the other members, so the object neither copies nor moves.
 #pragma once
 
@@ -27,10 +27,10 @@ struct ReplayInputs {
 
   const topo::Topology machine;
   const Placement placement;
+  const wl::FrameworkConfig framework;
   const topo::Router router;
   const wl::Workload workload;
   const wl::WorkloadCosts costs;
-  const wl::FrameworkConfig framework;
   const std::shared_ptr<const compute::ComputeTimeModel> compute;
   ReplaySetup setup;
 };

@@ -130,5 +130,28 @@ TEST(Replay, MultiGpuP2pMovesGradientsOverNvlink) {
   EXPECT_GT(row.memory_gpu0_gb, row.memory_max_other_gb);  // GPU0 reduces LeNet's fc1
 }
 
+// MXNet's kvstore=device enables peer access only where the GPUs allow it, and its copies between
+// the DGX-1's GPUs without NVLink go through host memory (workloads/frameworks/mxnet.yaml,
+// copies_without_peer_access): over PCIe, where the machine's own two-hop routing keeps every
+// copy on NVLink. NCCL's rings never leave NVLink, and --routing still decides when given.
+TEST(Replay, MxnetPeerCopiesWithoutPeerAccessGoThroughTheHost) {
+  Experiment e;
+  e.workloads = {"googlenet"};
+  e.gpus = {8};
+  e.batches = {16};
+  e.iterations = 2;
+  e.comms = {"p2p"};
+  const auto pcie_use = [](const ResultRow& row) {
+    return row.link_utilisation.contains("pcie") ? row.link_utilisation.at("pcie").max : 0.0;
+  };
+  EXPECT_GT(pcie_use(run_one(e)), 0);
+  Experiment two_hop = e;
+  two_hop.routing = "two_hop_gpu";
+  EXPECT_EQ(pcie_use(run_one(two_hop)), 0);
+  Experiment nccl = e;
+  nccl.comms = {"nccl_reduce_bcast"};
+  EXPECT_EQ(pcie_use(run_one(nccl)), 0);
+}
+
 }  // namespace
 }  // namespace gpuscale::sim

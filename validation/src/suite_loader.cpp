@@ -104,12 +104,12 @@ Setup read_setup(const ConfigNode& node) {
   }
   s.batches = read_counts(map.require("batches", "[16, 32, 64]"), "setup.batches", 1 << 20);
   // A total batch is split over the GPUs, so it must divide by every GPU count.
-  auto batch_total = [&](const ConfigNode& node, const std::string& what) {
-    const bool total = read_one_of(node, what, {"gpu", "total"}) == "total";
+  auto batch_total = [&](const ConfigNode& batch_per, const std::string& what) {
+    const bool total = read_one_of(batch_per, what, {"gpu", "total"}) == "total";
     for (int b : s.batches) {
       for (int g : s.gpus) {
         if (total && b % g != 0)
-          throw ConfigError(node.origin(), fmt::format("a total batch of {} does not split over {} "
+          throw ConfigError(batch_per.origin(), fmt::format("a total batch of {} does not split over {} "
                                                        "GPUs (give batches every GPU count divides)",
                                                        b, g));
       }

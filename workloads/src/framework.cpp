@@ -151,13 +151,13 @@ std::vector<ParameterView> FrameworkConfig::parameters() const {
   return views;
 }
 
-void FrameworkConfig::set_parameter(const std::string& name, double value) {
-  if (name == context.name) {
+void FrameworkConfig::set_parameter(const std::string& parameter, double value) {
+  if (parameter == context.name) {
     context.value.value = value;
     return;
   }
   for (HostCost* c : host.all()) {
-    if (c->name == name) {
+    if (c->name == parameter) {
       c->value.value = value;
       return;
     }
@@ -170,6 +170,11 @@ ExchangeLayout FrameworkConfig::exchange_layout(const std::string& comm) const {
     if (method == comm) return layout;
   }
   return ExchangeLayout::Allreduce;
+}
+
+std::optional<topo::RoutingMode> FrameworkConfig::copy_routing(const std::string& comm) const {
+  if (exchange_layout(comm) != ExchangeLayout::KvstoreDevice) return std::nullopt;
+  return copies_without_peer_access;
 }
 
 bool FrameworkConfig::process_per_gpu(const std::string& comm) const {
@@ -188,8 +193,8 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
   const ConfigNode doc = ConfigNode::load_file(f.file);
   MapReader r(doc, "framework file",
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
-               "update_on_kvstore", "relu_in_place", "execution", "host_costs", "input", "exchange", "allreduce",
-               "calibration"});
+               "update_on_kvstore", "relu_in_place", "execution", "host_costs", "input", "exchange",
+               "copies_without_peer_access", "allreduce", "calibration"});
   f.name = r.string("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
   f.context = read_parameter<Bytes>(r, "context", "400 MB", read_bytes, format_bytes);
@@ -241,6 +246,10 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
     for (const ConfigNode::Entry& entry : ex->entries()) {
       f.exchange.emplace_back(entry.key, read_layout(entry.value, "exchange of " + entry.key));
     }
+  }
+  if (const ConfigNode* n = r.find("copies_without_peer_access")) {
+    f.copies_without_peer_access = *topo::routing_mode_from_string(
+        read_one_of(*n, "copies_without_peer_access", topo::routing_mode_names()));
   }
   f.allreduce = read_allreduce(r.require("allreduce", "{grouping: fusion_cycle, buffer: 64 MiB, cycle: 5 ms}"));
   if (const ConfigNode* c = r.find("calibration")) f.calibration = read_calibration(*c);

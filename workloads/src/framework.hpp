@@ -5,12 +5,14 @@
 // all ask it, so a framework's behaviour has this one home.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/core/shipped_files.hpp"
 #include "sim/core/units.hpp"
+#include "topologies/src/topology_config.hpp"
 
 namespace gpuscale::wl {
 
@@ -136,6 +138,9 @@ struct FrameworkConfig {
   HostCosts host;
   InputPipeline input;
   std::vector<std::pair<std::string, ExchangeLayout>> exchange;  // comm method -> layout
+  // How the framework's own GPU-to-GPU copies (the kvstore_device exchange, not a library's
+  // collectives) travel between GPUs without peer access; empty: as the machine routes them.
+  std::optional<topo::RoutingMode> copies_without_peer_access;
   AllreduceModel allreduce;  // how the Allreduce layout groups gradients
   Calibration calibration;
 
@@ -146,6 +151,10 @@ struct FrameworkConfig {
 
   // How `comm` runs: the framework's own kvstore methods, else an allreduce.
   ExchangeLayout exchange_layout(const std::string& comm) const;
+  // How copies travel between GPUs without NVLink when `comm` runs and the experiment names no
+  // routing: the framework's own rule where it makes the copies itself (kvstore_device), else
+  // empty (the machine's routing).
+  std::optional<topo::RoutingMode> copy_routing(const std::string& comm) const;
   // Whether each GPU has a training process (and Python thread) of its own for `comm`: an
   // allreduce is launched one process per GPU (Horovod, mpirun), whatever the framework.
   bool process_per_gpu(const std::string& comm) const;
