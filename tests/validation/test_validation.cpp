@@ -139,11 +139,13 @@ TEST(SvgPlots, TinySuiteFigures) {
 // current values are listed in docs/validation.md. On 2026-11-25 (ImageNet's decode cost):
 //   lenet-speedup 53.7, nccl-overhead 100.8, memory-pretrain 4.0, memory-gpu0 13.0,
 //   memory-gpux 12.4, overall 35.3; large-nets-speedup has bounds only: 14 of 18 hold, and
-//   kLargeNetBoundsHolding guards that count the same way.
+//   kLargeNetBoundsHolding guards that count the same way, and kClaimsHolding the claims
+//   (8 of 26 since MXNet's peer copies without peer access go through the host).
 const std::map<std::string, double> kMapeBoundPct = {
     {"lenet-speedup", 56}, {"nccl-overhead", 103}, {"memory-pretrain", 7},
     {"memory-gpu0", 16},   {"memory-gpux", 15},    {"overall", 38}};
 constexpr int kLargeNetBoundsHolding = 14;
+constexpr int kClaimsHolding = 8;
 
 // The same for MXNet's one-V100 throughput table (validation/mxnet-v100): 6.4% on 2026-11-25.
 TEST(ValidateCli, MxnetV100MapeStaysWithinItsBound) {
@@ -173,7 +175,12 @@ TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
   int holding = 0;
   for (const auto& b : j["bounds"]) holding += b["holds"].get<bool>();
   EXPECT_GE(holding, kLargeNetBoundsHolding);
-  for (const auto& c : j["claims"]) EXPECT_TRUE(c.contains("holds")) << c["id"];
+  int claims_holding = 0;
+  for (const auto& c : j["claims"]) {
+    ASSERT_TRUE(c.contains("holds")) << c["id"];
+    claims_holding += c["holds"].is_boolean() && c["holds"].get<bool>();
+  }
+  EXPECT_GE(claims_holding, kClaimsHolding);
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     expect_well_formed_svg(entry.path().string());
 
