@@ -47,6 +47,14 @@ TEST(Claims, FasterOnEpochTime) {
                   })),
             true);
   EXPECT_EQ(holds("p2p-faster", ideal_run), false);  // equal is not faster
+  // Within the claim's 1% margin a difference is a tie: neither method outperforms.
+  const auto nccl_slower_by = [](double factor) {
+    return ideal_but([factor](PredictedRun& r, const RunKey& k) {
+      if (k.method == "NCCL") r.fpbp_s *= factor;
+    });
+  };
+  EXPECT_EQ(holds("p2p-faster", nccl_slower_by(1.005)), false);
+  EXPECT_EQ(holds("p2p-faster", nccl_slower_by(1.02)), true);
 }
 
 TEST(Claims, FasterOnSpeedup) {

@@ -140,12 +140,12 @@ TEST(SvgPlots, TinySuiteFigures) {
 //   lenet-speedup 53.7, nccl-overhead 100.8, memory-pretrain 4.0, memory-gpu0 13.0,
 //   memory-gpux 12.4, overall 35.3; large-nets-speedup has bounds only: 14 of 18 hold, and
 //   kLargeNetBoundsHolding guards that count the same way, and kClaimsHolding the claims
-//   (8 of 26 since MXNet's peer copies without peer access go through the host).
+//   (7 of 26; a difference within a faster claim's margin_pct is a tie and holds neither way).
 const std::map<std::string, double> kMapeBoundPct = {
     {"lenet-speedup", 56}, {"nccl-overhead", 103}, {"memory-pretrain", 7},
     {"memory-gpu0", 16},   {"memory-gpux", 15},    {"overall", 38}};
 constexpr int kLargeNetBoundsHolding = 14;
-constexpr int kClaimsHolding = 8;
+constexpr int kClaimsHolding = 7;
 
 // The same for MXNet's one-V100 throughput table (validation/mxnet-v100): 6.4% on 2026-11-25.
 TEST(ValidateCli, MxnetV100MapeStaysWithinItsBound) {

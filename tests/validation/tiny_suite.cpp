@@ -43,7 +43,7 @@ std::map<std::string, std::string> tiny_suite_files() {
            "    kind: faster\n"
            "    text: t\n"
            "    params: {faster: P2P, slower: NCCL, networks: [LeNet], gpus: [2, 8], batch: 16, "
-           "quantity: epoch_time}\n"
+           "quantity: epoch_time, margin_pct: 1}\n"
            "  - id: nccl-better-speedup\n"
            "    kind: faster\n"
            "    text: t\n"

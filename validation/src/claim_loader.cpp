@@ -73,6 +73,8 @@ const std::map<std::string, ParamReader>& param_readers() {
        }},
       {"within_pct",
        [](P& p, const N& n, const S&) { p.within_pct = optional_number(n, "within_pct", 0, 1e6); }},
+      {"margin_pct",
+       [](P& p, const N& n, const S&) { p.margin_pct = read_number(n, "margin_pct", 0, 100); }},
       {"decreasing", [](P& p, const N& n, const S&) { p.decreasing = read_bool(n, "decreasing"); }},
       {"strict", [](P& p, const N& n, const S&) { p.strict = read_bool(n, "strict"); }},
       {"at_least", read_at_least},

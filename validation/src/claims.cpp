@@ -62,10 +62,12 @@ std::vector<Case> cases(const std::vector<std::string>& networks,
   return all;
 }
 
-// faster: one method beats the other on epoch time (lower) or on speedup (higher).
+// faster: one method beats the other on epoch time (lower) or on speedup (higher), by more than
+// margin_pct: a smaller difference is a tie.
 std::vector<Check> faster(const ClaimParams& p, const Metrics& m) {
   std::vector<Check> checks;
   const bool by_speedup = p.quantity == "speedup";
+  const double margin = p.margin_pct / 100;
   for (const Case& c : cases(p.networks, {p.faster}, p.batches, p.gpus)) {
     const RunKey fast = c.run();
     const RunKey slow{c.network, p.slower, c.gpus, c.batch};
@@ -73,7 +75,7 @@ std::vector<Check> faster(const ClaimParams& p, const Metrics& m) {
         by_speedup ? m.speedup(fast) / m.speedup(slow) : m.epoch_s(fast) / m.epoch_s(slow);
     checks.push_back({fmt::format("{} {}: {} {} / {}", c.network, gpus_batch(c.gpus, c.batch),
                                   by_speedup ? "speedup" : "epoch time", p.faster, p.slower),
-                      ratio, by_speedup ? above(ratio, 1, true) : below(ratio, 1, true)});
+                      ratio, by_speedup ? above(ratio, 1 + margin, true) : below(ratio, 1 - margin, true)});
   }
   return checks;
 }
@@ -277,7 +279,7 @@ std::optional<bool> verdict(const std::vector<Check>& checks) {
 const std::vector<ClaimForm>& claim_forms() {
   // clang-format off: one form per line reads as the table it is
   static const std::vector<ClaimForm> forms = {
-    {"faster", "", {"faster", "slower", "networks", "gpus", "batch", "quantity"}, {}, faster},
+    {"faster", "", {"faster", "slower", "networks", "gpus", "batch", "quantity"}, {"margin_pct"}, faster},
     {"similar_speedup", "", {"network", "like", "methods", "gpus", "batch", "within_pct"}, {}, similar_speedup},
     {"batch_linear", "", {"networks", "methods", "gpus", "batches", "within_pct"}, {}, batch_linear},
     {"wu_scaling", "batch", {"over", "networks", "methods", "gpus", "batches", "decreasing"}, {"within_pct"}, wu_over_batch},

@@ -105,6 +105,7 @@ struct ClaimParams {
   std::string quantity;                    // epoch_time | speedup
   std::string over;                        // batch | gpus
   std::optional<double> within_pct;        // null: report the value, no verdict
+  double margin_pct = 0;                   // faster: by more than this, else a tie
   bool decreasing = true;
   bool strict = false;
   std::optional<double> at_least;          // for every G
