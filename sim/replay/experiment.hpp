@@ -45,6 +45,9 @@ struct Experiment {
   // Horovod fusion buffer or the DDP bucket cap, MB; 0 = one allreduce per tensor) and its cycle.
   std::optional<double> fusion_mb;
   std::optional<double> fusion_cycle_ms;
+  // Overrides the framework's input.decode_threads (MXNet's --data-nthreads): the threads that
+  // decode and augment each batch for all GPUs of a process.
+  std::optional<int> decode_threads;
   std::string protocol = "auto";
   std::string profile;                          // measured profile file; empty: analytic model
   int iterations = 4;

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kKeys = {"topology", "set",      "workload", "gpus",
                                         "batch",    "comm",     "routing",  "scaling",
-                                        "images",   "fusion_mb", "fusion_cycle_ms",
+                                        "images",   "fusion_mb", "fusion_cycle_ms", "decode_threads",
                                         "protocol", "profile",  "iterations", "framework", "without"};
 
 }  // namespace
@@ -62,6 +62,9 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   if (const auto* n = map.find("fusion_mb")) e.fusion_mb = read_number(*n, "fusion_mb", 0, 1e6);
   if (const auto* n = map.find("fusion_cycle_ms")) {
     e.fusion_cycle_ms = read_number(*n, "fusion_cycle_ms", 1e-3, 1e6);
+  }
+  if (const auto* n = map.find("decode_threads")) {
+    e.decode_threads = static_cast<int>(read_integer(*n, "decode_threads", 1, 1024));
   }
   if (const auto* n = map.find("protocol")) {
     e.protocol = read_one_of(*n, "protocol", protocol_choice_names());

@@ -84,6 +84,23 @@ TEST(CliRun, ExperimentFileGivesWhatItsFlagsGiveAndFlagsOverrideIt) {
   EXPECT_EQ(overridden.out, run_command(kGpuscale + " run" + flags + " --gpus 2").out);
 }
 
+// LeNet on 8 GPUs waits for MXNet's decode threads (128 images of 9.26 ms each per batch, over 4
+// threads: 296 ms): twice the threads, half the iteration; a file's decode_threads does the same.
+TEST(CliRun, DecodeThreadsSetTheRateOfADecodeBoundIteration) {
+  const std::string args =
+      " run --workload lenet --gpus 8 --batch 16 --comm nccl_reduce_bcast --format json";
+  const auto iteration_s = [](const testing::CommandResult& r) {
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nlohmann::json::parse(r.out)["results"][0]["iteration_s"].get<double>();
+  };
+  const double four = iteration_s(run_command(kGpuscale + args));
+  EXPECT_NEAR(four, 128 * 9.26e-3 / 4, 1e-3);
+  EXPECT_NEAR(iteration_s(run_command(kGpuscale + args + " --decode-threads 8")), four / 2, 1e-3);
+  const std::string file = testing::write_temp_file("eight-threads.yaml", "decode_threads: 8\n");
+  EXPECT_NEAR(iteration_s(run_command(kGpuscale + " run " + file + args.substr(4))), four / 2, 1e-3);
+  EXPECT_EQ(run_command(kGpuscale + args + " --decode-threads 0").status, 2);
+}
+
 TEST(CliRun, ExperimentFileErrorsNameTheFileAndLine) {
   const std::string file = testing::write_temp_file("typo.yaml", "workload: lenet\ngpu: [1, 2]\n");
   const auto r = run_command(kGpuscale + " run " + file);
@@ -144,8 +161,10 @@ std::map<std::string, std::vector<nlohmann::json>> trace_tracks(const std::strin
 TEST(CliRun, TraceShowsEachGpusCopiesAndATwoHopCopysSecondLegAfterItsFirst) {
   const std::string trace = std::string(GPUSCALE_TEST_TMPDIR) + "/run-trace-p2p8.json";
   std::remove(trace.c_str());
+  // MXNet stages its own copies between GPUs without NVLink through the host; --routing
+  // two_hop_gpu relays them through a GPU instead, both legs on NVLink.
   const auto r = run_command(kGpuscale + " run --topology dgx1-v100 --workload lenet --gpus 8 "
-                             "--batch 16 --comm p2p --trace " + trace);
+                             "--batch 16 --comm p2p --routing two_hop_gpu --trace " + trace);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto tracks = trace_tracks(trace);
   ASSERT_TRUE(tracks.contains("gpu5 copies"));

@@ -26,6 +26,7 @@ struct RunOptions {
   std::string format = "table";
   std::string trace;         // Chrome / Perfetto trace file
   double fusion_mb = 0;      // --fusion-mb, when given
+  int decode_threads = 4;    // --decode-threads, when given
 };
 
 // The experiment file's settings (or the defaults), then every flag given on the command line.
@@ -48,6 +49,7 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   }
   if (given("--images")) e.images = f.images;
   if (given("--fusion-mb")) e.fusion_mb = o.fusion_mb;
+  if (given("--decode-threads")) e.decode_threads = o.decode_threads;
   if (given("--protocol")) e.protocol = f.protocol;
   if (given("--profile")) e.profile = f.profile;
   if (given("--framework")) e.framework = f.framework;
@@ -198,6 +200,10 @@ void add_run_command(CLI::App& app) {
                                                "buffer or DDP's bucket cap (default: the "
                                                "framework's; 0: one allreduce per tensor)")
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--decode-threads", o->decode_threads, "Threads decoding and augmenting the "
+                                                         "input for all GPUs of a process "
+                                                         "(default: the framework's)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--protocol", e.protocol, "NCCL protocol")
       ->check(CLI::IsMember(sim::protocol_choice_names()))
       ->capture_default_str();
