@@ -77,6 +77,26 @@ TEST(SuiteLoader, DataIsADatasetOrSynthetic) {
               HasSubstr("synthetic"));
 }
 
+// A reading of the setup changes the batches, the decode threads or both, and nothing else.
+TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
+  const std::string readings = "  epochs: 1\n  decode_threads: 4\n  alternatives:\n"
+                               "    - {id: threads, decode_threads: 39, why: w}\n"
+                               "    - {id: both, batch_per: total, decode_threads: 8, why: w}\n";
+  const Suite s = load_suite(suite_with("suite.yaml", "  epochs: 1\n", readings));
+  EXPECT_EQ(s.setup.decode_threads, 4);
+  ASSERT_EQ(s.setup.alternatives.size(), 2u);
+  const validation::Setup threads = s.setup.read_as(s.setup.alternatives[0]);
+  EXPECT_EQ(threads.decode_threads, 39);
+  EXPECT_FALSE(threads.batch_total);
+  const validation::Setup both = s.setup.read_as(s.setup.alternatives[1]);
+  EXPECT_EQ(both.decode_threads, 8);
+  EXPECT_TRUE(both.batch_total);
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n",
+                                  "  epochs: 1\n  alternatives:\n    - {id: none, why: w}\n"),
+                       "suite.yaml", 11),
+              HasSubstr("must change batch_per or decode_threads"));
+}
+
 TEST(SuiteLoader, UnknownKeyInAPointNamesFileLineAndTheNearestKey) {
   EXPECT_THAT(
       error_of(suite_with("speedup.yaml", "measured: 1.5", "measurd: 1.5"), "speedup.yaml", 5),

@@ -71,7 +71,7 @@ TEST(Comparison, ATotalBatchKeepsTheIterationsOfOneGpu) {
                               "why: w}\n");
   Suite suite = load_suite(testing::write_suite(files));
   ASSERT_EQ(suite.setup.alternatives.size(), 1u);
-  EXPECT_TRUE(suite.setup.alternatives[0].batch_total);
+  EXPECT_EQ(suite.setup.alternatives[0].batch_total, true);
   const RunKey eight{"LeNet", "P2P", 8, 16};
   // Every iteration takes the same time here: per GPU, 8 GPUs run 8 times fewer iterations...
   EXPECT_DOUBLE_EQ(testing::metrics_of(suite, testing::ideal_run).speedup(eight), 8);

@@ -47,7 +47,7 @@ void validate(const ValidateOptions& o) {
   std::vector<validation::SetupReadingResult> readings;
   for (const validation::SetupAlternative& alternative : suite.setup.alternatives) {
     validation::Suite other = suite;
-    other.setup.batch_total = alternative.batch_total;
+    other.setup = suite.setup.read_as(alternative);
     readings.push_back({alternative, compared(other, framework, o.without).second});
   }
   // Rendered whole before printing: an error never leaves half an output behind.

@@ -114,6 +114,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
   base.framework = setup.framework;
   base.framework_config = std::move(framework_config);
   base.without = without;
+  base.decode_threads = setup.decode_threads;
   if (setup.synthetic_data &&
       std::find(without.begin(), without.end(), "input") == without.end()) {
     base.without.push_back("input");

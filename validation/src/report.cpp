@@ -127,14 +127,22 @@ std::string mape_summary(const Comparison& c) {
   return out;
 }
 
+// What a reading changes, in words: "batch per all GPUs together; 39 decode threads".
+std::string reading_text(const SetupAlternative& reading) {
+  std::vector<std::string> parts;
+  if (reading.batch_total) parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
+  if (reading.decode_threads) parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
 std::string setup_readings_section(const std::vector<SetupReadingResult>& readings) {
   std::string out;
   for (const SetupReadingResult& r : readings) {
     const Comparison& c = r.comparison;
     int held = 0, bounds = 0;
     for (const TableSummary& t : c.tables) held += t.bounds_holding, bounds += t.bounds;
-    out += fmt::format("\nAlternative reading of the setup: {} (batch per {}; not in any headline)\n",
-                       r.reading.id, r.reading.batch_total ? "all GPUs together" : "GPU");
+    out += fmt::format("\nAlternative reading of the setup: {} ({}; not in any headline)\n",
+                       r.reading.id, reading_text(r.reading));
     for (const TableSummary& t : c.tables) {
       if (t.mape_pct)
         out += fmt::format("  {:<22} {:>7.1f} {:>7}\n", t.id, *t.mape_pct, t.points_in_mape);
@@ -249,11 +257,13 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
       held += t.bounds_holding, bounds += t.bounds;
     }
     mape["overall"] = optional_number(r.comparison.overall_mape_pct);
-    setup_readings.push_back({{"id", r.reading.id},
-                              {"batch_per", r.reading.batch_total ? "total" : "gpu"},
-                              {"mape_pct", mape},
-                              {"bounds_holding", held},
-                              {"bounds", bounds}});
+    ordered_json reading = {{"id", r.reading.id}};
+    if (r.reading.batch_total) reading["batch_per"] = *r.reading.batch_total ? "total" : "gpu";
+    if (r.reading.decode_threads) reading["decode_threads"] = *r.reading.decode_threads;
+    reading["mape_pct"] = mape;
+    reading["bounds_holding"] = held;
+    reading["bounds"] = bounds;
+    setup_readings.push_back(std::move(reading));
   }
   ordered_json points = ordered_json::array();
   for (const PointResult& p : c.points) {

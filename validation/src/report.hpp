@@ -6,7 +6,8 @@
 //    "calibration_mape_pct": {TABLE: mape, "overall"}, "framework": {"name", "fitted": [{"name",
 //    "unit" (s or bytes), "value", "range"}], "fitted_on", "calibration_points": [{"suite", "id"}]}}
 //    "alternative_readings": [{"table", "id", "gpus", "mape_pct"}], "setup_readings": [{"id",
-//    "batch_per", "mape_pct": {TABLE: mape or null, "overall"}, "bounds_holding", "bounds"}]
+//    "batch_per" and/or "decode_threads" (what it changes), "mape_pct": {TABLE: mape or null,
+//    "overall"}, "bounds_holding", "bounds"}]
 // Points carry "role": "calibration" or "validation"; every MAPE but calibration_mape_pct is over
 // validation points only.
 // The same comparison gives the same bytes.

@@ -20,11 +20,13 @@
 namespace gpuscale::validation {
 
 // Another plausible reading of the whole setup, declared with the evidence for it: the study's
-// batches read as MXNet's --batch-size, the total over the GPUs. Every table is predicted again
-// under it and its MAPE reported beside the headline, never in it.
+// batches read as MXNet's --batch-size, the total over the GPUs; another number of decode
+// threads. Every table is predicted again under it and its MAPE reported beside the headline,
+// never in it. What it leaves empty stays as the setup says.
 struct SetupAlternative {
   std::string id;
-  bool batch_total = true;
+  std::optional<bool> batch_total;
+  std::optional<int> decode_threads;
   std::string why;
   Origin origin;
 };
@@ -42,8 +44,17 @@ struct Setup {
   long weak_images_per_gpu = 0;  // per epoch and GPU
   Bytes gpu_memory;              // of each of the machine's GPUs
   bool synthetic_data = false;   // the runs fed generated batches: no input pipeline to model
+  std::optional<int> decode_threads;  // the runs' decode threads; empty: the framework's
   std::vector<SetupAlternative> alternatives;
   Origin origin;
+
+  // This setup read as `reading` says.
+  Setup read_as(const SetupAlternative& reading) const {
+    Setup s = *this;
+    if (reading.batch_total) s.batch_total = *reading.batch_total;
+    if (reading.decode_threads) s.decode_threads = reading.decode_threads;
+    return s;
+  }
 };
 
 enum class Metric { Speedup, OverheadPct, ImagesPerS, MemoryPretrainGb, MemoryGpu0Gb, MemoryGpuxGb };

@@ -27,8 +27,8 @@ const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus
                                              "batches",   "batch_per",     "epochs",
                                              "dataset",   "strong_images", "weak_images_per_gpu",
                                              "precision", "gpu_memory",    "data",
-                                             "alternatives"};
-const std::vector<std::string> kSetupAlternativeKeys = {"id", "batch_per", "why"};
+                                             "decode_threads", "alternatives"};
+const std::vector<std::string> kSetupAlternativeKeys = {"id", "batch_per", "decode_threads", "why"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "interpretation",
@@ -132,15 +132,25 @@ Setup read_setup(const ConfigNode& node) {
   // leave the input pipeline out.
   if (const ConfigNode* data = map.find("data"))
     s.synthetic_data = read_one_of(*data, "setup.data", {"dataset", "synthetic"}) == "synthetic";
+  auto decode_threads = [](const ConfigNode& threads) {
+    return static_cast<int>(read_integer(threads, "decode_threads", 1, 1024));
+  };
+  if (const ConfigNode* n = map.find("decode_threads")) s.decode_threads = decode_threads(*n);
   if (const ConfigNode* alternatives = map.find("alternatives")) {
     if (!alternatives->is_sequence())
       throw ConfigError(alternatives->origin(), "setup.alternatives must be a list");
     for (const ConfigNode& item : alternatives->items()) {
       const MapReader alt(item, "alternative reading of the setup", kSetupAlternativeKeys);
-      s.alternatives.push_back({alt.string("id", "total-batch"),
-                                batch_total(alt.require("batch_per", "total"), "batch_per"),
-                                read_string(alt.require("why", "\"the evidence\""), "why"),
-                                item.origin()});
+      SetupAlternative reading{alt.string("id", "total-batch"), std::nullopt, std::nullopt,
+                               read_string(alt.require("why", "\"the evidence\""), "why"),
+                               item.origin()};
+      if (const ConfigNode* n = alt.find("batch_per")) reading.batch_total = batch_total(*n, "batch_per");
+      if (const ConfigNode* n = alt.find("decode_threads")) reading.decode_threads = decode_threads(*n);
+      if (!reading.batch_total && !reading.decode_threads) {
+        throw ConfigError(item.origin(), "an alternative reading of the setup must change "
+                                         "batch_per or decode_threads");
+      }
+      s.alternatives.push_back(std::move(reading));
     }
   }
   return s;
