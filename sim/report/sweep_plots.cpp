@@ -17,7 +17,7 @@ namespace {
 const std::vector<std::string> kPalette = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                            "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 constexpr const char* kPartColour = "#555555";  // legend swatches of a bar's parts
-constexpr double kMid = 0.6, kPale = 0.3;        // opacities of a bar's upper parts
+constexpr double kMid = 0.6, kPale = 0.3, kFaint = 0.12;  // opacities of a bar's upper parts
 
 std::string colour(size_t index) { return kPalette[index % kPalette.size()]; }
 
@@ -73,9 +73,10 @@ std::vector<LegendEntry> bar_legend(const FigureGroup& group,
   return legend;
 }
 
-// An iteration split in three: FP+BP; exposed communication, the iteration less rank 0's kernels
-// run alone (host work and waits, the input pipeline's included); and the kernels left, the
-// updates. (ResultRow's WU is narrower: only what runs after backward.)
+// An iteration split in four: FP+BP; the other kernels (the updates); and the time rank 0's GPU
+// is not running its kernels (exposed_comm_s), split into the wait for the next batch
+// (input_wait_s) and the rest, communication and host work. (ResultRow's WU is narrower: only
+// what runs after backward.)
 BarChart breakdown_chart(const FigureGroup& group) {
   BarChart chart{title(group, "time per iteration"), "ms per iteration", {}, {}};
   for (int gpus : group.gpus) {
@@ -88,15 +89,18 @@ BarChart breakdown_chart(const FigureGroup& group) {
       }
       const sim::ResultRow& r = row->result;
       const double update_s = std::max(0.0, r.iteration_s - r.fpbp_s - r.exposed_comm_s);
+      const double input_s = std::min(r.input_wait_s, r.exposed_comm_s);
       bars.bars.push_back({{{1e3 * r.fpbp_s, colour(si), 1},
                             {1e3 * update_s, colour(si), kMid},
-                            {1e3 * r.exposed_comm_s, colour(si), kPale}}});
+                            {1e3 * (r.exposed_comm_s - input_s), colour(si), kPale},
+                            {1e3 * input_s, colour(si), kFaint}}});
     }
     chart.groups.push_back(bars);
   }
   chart.legend = bar_legend(group, {{"FP+BP", kPartColour, 1},
-                                    {"WU: update kernels", kPartColour, kMid},
-                                    {"WU: exposed communication", kPartColour, kPale}});
+                                    {"update kernels", kPartColour, kMid},
+                                    {"communication and host, exposed", kPartColour, kPale},
+                                    {"waiting for the next batch", kPartColour, kFaint}});
   return chart;
 }
 

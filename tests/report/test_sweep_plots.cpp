@@ -118,7 +118,8 @@ TEST(SweepPlots, CommTimesGpusGivesScalingBreakdownMemoryAndAHeatMapPerMethod) {
   ASSERT_EQ(flat.size(), 4u);
   EXPECT_EQ(std::count(flat.begin(), flat.end(), flat.front()), 4);
 
-  EXPECT_THAT(read_file(paths[2]), HasSubstr("WU: exposed communication"));
+  EXPECT_THAT(read_file(paths[2]), HasSubstr("communication and host, exposed"));
+  EXPECT_THAT(read_file(paths[2]), HasSubstr("waiting for the next batch"));
   EXPECT_THAT(read_file(paths[3]), HasSubstr("fullest other GPU"));
   const std::string links = read_file(paths[4]);
   EXPECT_THAT(links, HasSubstr("link utilisation, resnet-50 with p2p on 8 GPUs, batch 32"));
@@ -144,6 +145,19 @@ TEST(SweepPlots, TheBreakdownSplitsTheIterationWhateverWuHolds) {
   ASSERT_EQ(names_of(with_wu), names_of(without_wu));
   for (size_t i = 0; i < with_wu.size(); ++i)
     EXPECT_EQ(read_file(with_wu[i]), read_file(without_wu[i])) << with_wu[i];
+}
+
+TEST(SweepPlots, TheBreakdownShowsTheWaitForInputApart) {
+  // The wait for the next batch is part of the time the GPU is not running kernels: moving time
+  // from communication to it changes the bars' parts, not the breakdown's files.
+  auto [study, rows] = study_of({"p2p"}, {32}, {1, 8});
+  for (sweep::SweepRow& row : rows) row.result.input_wait_s = 0;
+  const auto no_wait = write_sweep_plots(study, rows, fresh_dir("no-wait"));
+  for (sweep::SweepRow& row : rows) row.result.input_wait_s = row.result.exposed_comm_s / 2;
+  const auto waiting = write_sweep_plots(study, rows, fresh_dir("waiting"));
+  ASSERT_EQ(names_of(no_wait), names_of(waiting));
+  EXPECT_NE(read_file(no_wait[2]), read_file(waiting[2]));  // breakdown-resnet-50.svg
+  EXPECT_EQ(read_file(no_wait[0]), read_file(waiting[0]));  // the speedups do not move
 }
 
 TEST(SweepPlots, OneGpuCountGivesNoScalingFiguresAndOneGpuNoHeatMap) {
