@@ -123,7 +123,8 @@ wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& 
 }
 
 wl::FrameworkConfig framework_of(const Experiment& e) {
-  wl::FrameworkConfig f = e.framework_config ? *e.framework_config : wl::load_framework(e.framework);
+  wl::FrameworkConfig f =
+      e.framework_config ? *e.framework_config : wl::load_framework(e.framework);
   if (e.decode_threads) f.input.decode_threads = *e.decode_threads;
   return f;
 }

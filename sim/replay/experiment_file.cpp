@@ -13,10 +13,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kKeys = {"topology", "set",      "workload", "gpus",
-                                        "batch",    "comm",     "routing",  "scaling",
-                                        "images",   "fusion_mb", "fusion_cycle_ms", "decode_threads",
-                                        "protocol", "profile",  "iterations", "framework", "without"};
+const std::vector<std::string> kKeys = {
+    "topology", "set",     "workload",   "gpus",      "batch",   "comm",
+    "routing",  "scaling", "images",     "fusion_mb", "fusion_cycle_ms", "decode_threads",
+    "protocol", "profile", "iterations", "framework", "without"};
 
 }  // namespace
 

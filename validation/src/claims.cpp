@@ -75,7 +75,8 @@ std::vector<Check> faster(const ClaimParams& p, const Metrics& m) {
         by_speedup ? m.speedup(fast) / m.speedup(slow) : m.epoch_s(fast) / m.epoch_s(slow);
     checks.push_back({fmt::format("{} {}: {} {} / {}", c.network, gpus_batch(c.gpus, c.batch),
                                   by_speedup ? "speedup" : "epoch time", p.faster, p.slower),
-                      ratio, by_speedup ? above(ratio, 1 + margin, true) : below(ratio, 1 - margin, true)});
+                      ratio,
+                      by_speedup ? above(ratio, 1 + margin, true) : below(ratio, 1 - margin, true)});
   }
   return checks;
 }

@@ -130,8 +130,10 @@ std::string mape_summary(const Comparison& c) {
 // What a reading changes, in words: "batch per all GPUs together; 39 decode threads".
 std::string reading_text(const SetupAlternative& reading) {
   std::vector<std::string> parts;
-  if (reading.batch_total) parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
-  if (reading.decode_threads) parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
+  if (reading.batch_total)
+    parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
+  if (reading.decode_threads)
+    parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 

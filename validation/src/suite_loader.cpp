@@ -109,9 +109,10 @@ Setup read_setup(const ConfigNode& node) {
     for (int b : s.batches) {
       for (int g : s.gpus) {
         if (total && b % g != 0)
-          throw ConfigError(batch_per.origin(), fmt::format("a total batch of {} does not split over {} "
-                                                       "GPUs (give batches every GPU count divides)",
-                                                       b, g));
+          throw ConfigError(batch_per.origin(),
+                            fmt::format("a total batch of {} does not split over {} GPUs (give "
+                                        "batches every GPU count divides)",
+                                        b, g));
       }
     }
     return total;
@@ -144,8 +145,10 @@ Setup read_setup(const ConfigNode& node) {
       SetupAlternative reading{alt.string("id", "total-batch"), std::nullopt, std::nullopt,
                                read_string(alt.require("why", "\"the evidence\""), "why"),
                                item.origin()};
-      if (const ConfigNode* n = alt.find("batch_per")) reading.batch_total = batch_total(*n, "batch_per");
-      if (const ConfigNode* n = alt.find("decode_threads")) reading.decode_threads = decode_threads(*n);
+      if (const ConfigNode* n = alt.find("batch_per"))
+        reading.batch_total = batch_total(*n, "batch_per");
+      if (const ConfigNode* n = alt.find("decode_threads"))
+        reading.decode_threads = decode_threads(*n);
       if (!reading.batch_total && !reading.decode_threads) {
         throw ConfigError(item.origin(), "an alternative reading of the setup must change "
                                          "batch_per or decode_threads");
