@@ -402,10 +402,11 @@ class Replay {
     };
     switch (layout_) {
       case wl::ExchangeLayout::KvstoreDevice: {
-        // CommDevice: every other GPU's copy into the reducer's merge buffer, the sum there, the
-        // update once there, the weights copied back to every GPU.
+        // CommDevice: every GPU's gradient copied into the reducer's buffers, the reducer's own
+        // too (CommDevice::Reduce copies all n sources, comm.h:521-547 at 1.1.0; one GPU: none),
+        // the sum there, the update once there, the weights copied back to every GPU.
         const int root = reducer_[t];
-        std::vector<NodeId> gathered{on(root)};
+        std::vector<NodeId> gathered{ranks_ > 1 ? local_copy_op(root, t, {on(root)}) : on(root)};
         for (int g = 0; g < ranks_; ++g) {
           if (g == root) continue;
           gathered.push_back(engine_op(copy_pools_[static_cast<size_t>(g)], {on(g)}, 1, 1,
