@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace gpuscale::compute {
@@ -44,6 +45,24 @@ GemmView gemm_view(double n, double c, double h, double w, double k, double r, d
   throw std::logic_error("unhandled training pass");
 }
 
+// The compute time of `groups` GEMMs of m x n outputs reducing over r at `flops_per_s`, run by
+// whichever of the tiles finishes first. A tile computes all its tile_m x tile_n outputs even
+// where the GEMM ends inside it; with `split_to_one_wave` the reduction is split into as many
+// parts as keep one wave of blocks on the SMs (backward-weights).
+double tiled_gemm_seconds(const GpuSpec& gpu, const ConvModelParams& params, double groups,
+                          double m, double n, double r, double flops_per_s,
+                          bool split_to_one_wave) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const GemmTile& tile : params.tiles) {
+    const double rows = ceil_div(m, tile.m), columns = ceil_div(n, tile.n);
+    double blocks = groups * rows * columns;
+    if (split_to_one_wave) blocks *= std::max(1.0, std::floor(gpu.sm_count / blocks));
+    const double flops = 2 * groups * rows * tile.m * columns * tile.n * r;
+    best = std::min(best, flops / (flops_per_s * wave_utilisation(blocks, gpu.sm_count)));
+  }
+  return best;
+}
+
 Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
                            const ConvPrecisionParams& pp, Seconds launch, const ConvShape& s,
                            TrainingPass pass, Precision precision) {
@@ -55,19 +74,15 @@ Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
   const double p = s.out_height(), q = s.out_width();
   const double taps = ceil_div(r, s.stride_height) * ceil_div(sw, s.stride_width);
   const GemmView v = gemm_view(n, c, h, w, k, r, sw, p, q, taps, pass);
-  double tiles = g * ceil_div(v.m, params.tile_m) * ceil_div(v.n, params.tile_n);
-  double epilogue = 1 + pp.epilogue_steps / v.r;
-  if (pass == TrainingPass::backward_weights) {
-    // Few outputs and a long reduction: cuDNN splits the reduction into as many parts as keep
-    // one wave of blocks on the SMs, and the epilogue is paid once per split, a negligible part
-    // of a long reduction.
-    tiles *= std::max(1.0, std::floor(gpu.sm_count / tiles));
-    epilogue = 1;
-  }
-  const double flops = 2 * g * v.m * v.n * v.r;
-  const double compute_s = flops * epilogue /
-                           (gpu.peak(precision).value * pp.gemm_efficiency[static_cast<int>(pass)] *
-                            wave_utilisation(tiles, gpu.sm_count));
+  // Backward-weights has few outputs and a long reduction: cuDNN splits the reduction into as
+  // many parts as keep one wave of blocks on the SMs, and the epilogue is paid once per split,
+  // a negligible part of a long reduction.
+  const bool split = pass == TrainingPass::backward_weights;
+  const double epilogue = split ? 1 : 1 + pp.epilogue_steps / v.r;
+  const double flops_per_s =
+      gpu.peak(precision).value * pp.gemm_efficiency[static_cast<int>(pass)];
+  const double compute_s =
+      epilogue * tiled_gemm_seconds(gpu, params, g, v.m, v.n, v.r, flops_per_s, split);
   const double bytes =
       bytes_per_element(precision) * g * (n * c * h * w + k * c * r * sw + n * k * p * q);
   const double memory_s = bytes / (gpu.copy_bandwidth().value * pp.memory_efficiency);
@@ -106,10 +121,9 @@ Seconds winograd_time(const GpuSpec& gpu, const ConvModelParams& params,
                       const ConvPrecisionParams& pp, Seconds launch, const ConvShape& s,
                       TrainingPass pass, Precision precision) {
   const WinogradWork v = winograd_work(s, pass);
-  const double flops = 2 * v.alpha2 * v.tiles * v.in * v.out;
-  const double tiles = v.alpha2 * ceil_div(v.tiles, params.tile_m) * ceil_div(v.out, params.tile_n);
-  const double compute_s = flops / (gpu.peak(precision).value * *pp.winograd_efficiency *
-                                    wave_utilisation(tiles, gpu.sm_count));
+  const double compute_s =
+      tiled_gemm_seconds(gpu, params, v.alpha2, v.tiles, v.out, v.in,
+                         gpu.peak(precision).value * *pp.winograd_efficiency, false);
   const double plain =
       static_cast<double>(s.batch) *
       (s.in_channels * s.in_height * s.in_width + s.out_channels * s.out_height() * s.out_width());

@@ -125,8 +125,7 @@ TEST(ConvWork, FlopsBytesAndClassFollowTheShapeAndPass) {
 // A toy GPU of 4 SMs and round-number constants: every closed form below is hand-checkable.
 ConvModelParams toy_conv_params() {
   ConvModelParams c;
-  c.tile_m = 2;
-  c.tile_n = 2;
+  c.tiles = {{2, 2}};
   ConvPrecisionParams p;
   p.gemm_efficiency = {0.5, 0.5, 0.25};
   p.gemm_fixed_cost = {1e-6};
@@ -154,8 +153,9 @@ TEST(ConvModel, ImplicitGemmPaysWholeWavesAndItsEpilogue) {
                                      TrainingPass::forward, Precision::fp32,
                                      ConvAlgorithm::implicit_gemm);
   ASSERT_TRUE(t);
-  // 2 tiles of 2x2 on 4 SMs: one wave, half full. F = 2 x 3 x 2 x 2 = 24; epilogue 1 + 2/2.
-  const double compute = 24.0 * 2 / (10e12 * 0.5 * 0.5);
+  // 2 tiles of 2x2 on 4 SMs: one wave, half full. The second tile holds one row of M = 3 but
+  // computes two: F = 2 x 4 x 2 x 2 = 32; epilogue 1 + 2/2.
+  const double compute = 32.0 * 2 / (10e12 * 0.5 * 0.5);
   const double memory = 4.0 * (2 * 3 + 2 * 2 + 2 * 3) / (1000e9 * 0.5);
   EXPECT_DOUBLE_EQ(t->value, launch + 1e-6 + std::max(compute, memory));
   EXPECT_EQ(conv_workspace_bytes(s, TrainingPass::forward, Precision::fp32,
@@ -326,7 +326,7 @@ TEST(AnalyticParams, EveryConstantIsRequiredAndUnknownKeysAreRejected) {
       "name: t\nlaunch_overhead: 8 us\nframework_overhead: 20 us\n"
       "gemm: {efficiency: {fp32: 0.8, fp16: 0.8, tensor: 0.8}, memory_efficiency: 0.7}\n"
       "elementwise: {memory_efficiency: 1}\n"
-      "convolution:\n  tile: {m: 128, n: 64}\n  fp32: " + conv + "\n  fp16: " + conv +
+      "convolution:\n  tiles: [{m: 128, n: 64}]\n  fp32: " + conv + "\n  fp16: " + conv +
       "\n  tensor: " + conv + "\n";
   EXPECT_NO_THROW(load_analytic_params(write_temp_file("params.yaml", good)));
 
