@@ -1,7 +1,7 @@
 // How long one cuDNN convolution pass takes, by algorithm, and which algorithm the framework runs
 // (docs/compute-model.md#convolutions-by-algorithm).
 //
-// Two algorithm families, each timed from the work it does on the GPU's specs:
+// Three algorithms, each timed from the work it does on the GPU's specs:
 //
 //   implicit GEMM (every shape; cuDNN's IMPLICIT_[PRECOMP_]GEMM, BWD_DATA_ALGO_1 and
 //     BWD_FILTER_ALGO_1): the pass is a GEMM of M x N outputs reducing over R (forward:
@@ -22,6 +22,10 @@
 //       t = launch + fixed_cost + 2 alpha^2 N T C K / (peak e u) + transformed bytes / (bw m)
 //     T = ceil(P/m) ceil(Q/m) tiles per image, its GEMMs tiled as implicit GEMM's; its
 //     workspace holds the transformed tensors.
+//   Fused Winograd (FP32, stride 1, 3x3 filters, one group, forward and backward-data;
+//     cuDNN's WINOGRAD): F(2x2, 3x3), alpha^2 = 16, in one kernel that keeps the transformed
+//     tiles in registers: an implicit GEMM of T x Co outputs reducing over 16 Ci, timed as
+//     implicit GEMM is (its fixed cost, its memory term) at its own efficiency.
 //
 // The constants (efficiencies, fixed costs, epilogue, memory efficiency) are fitted to half of
 // DeepBench's V100 rows (calibration/src/analytic_fit.hpp) and stored in analytic-v100.yaml.
@@ -66,8 +70,8 @@ struct ConvShape {
 // Throws std::invalid_argument for a shape with no output or groups that divide neither C nor K.
 void check_conv_shape(const ConvShape& shape);
 
-enum class ConvAlgorithm { implicit_gemm, winograd };
-inline constexpr int kConvAlgorithmCount = 2;
+enum class ConvAlgorithm { implicit_gemm, winograd, winograd_fused };
+inline constexpr int kConvAlgorithmCount = 3;
 std::string to_string(ConvAlgorithm a);
 
 // The constants of one precision.
@@ -78,6 +82,7 @@ struct ConvPrecisionParams {
   double memory_efficiency = 1;   // achieved / the GPU's copy bandwidth
   std::optional<double> winograd_efficiency;  // absent: the precision runs no Winograd
   Seconds winograd_fixed_cost;
+  std::optional<double> winograd_fused_efficiency;  // absent: no fused F(2x2, 3x3) Winograd
   // Tensor Cores take channels in multiples of this; cuDNN 7 pads C and K up to it (1: none).
   long channel_multiple = 1;
 };
@@ -90,7 +95,7 @@ struct GemmTile {
 
 struct ConvModelParams {
   // The tiles cuDNN's GEMM kernels come in; each GEMM runs the one that finishes first.
-  std::vector<GemmTile> tiles{GemmTile{}};
+  std::vector<GemmTile> tiles = std::vector<GemmTile>(1);  // one of 128 x 64
   std::array<ConvPrecisionParams, kPrecisionCount> precision{};
 
   const ConvPrecisionParams& of(Precision p) const { return precision[static_cast<int>(p)]; }

@@ -25,7 +25,8 @@ double read_fraction(MapReader& r, const std::string& key, const std::string& wh
 ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::string& what) {
   MapReader r(node, what,
               {"gemm_efficiency", "gemm_fixed_cost", "epilogue_steps", "memory_efficiency",
-               "winograd_efficiency", "winograd_fixed_cost", "channel_multiple"});
+               "winograd_efficiency", "winograd_fixed_cost", "winograd_fused_efficiency",
+               "channel_multiple"});
   ConvPrecisionParams p;
   MapReader passes(r.require("gemm_efficiency", "{forward: 0.9, backward_data: 0.9, "
                                                 "backward_weights: 0.6}"),
@@ -44,6 +45,10 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
         read_number(*w, what + " winograd_efficiency", 0.01, kMaxComputeEfficiency);
     p.winograd_fixed_cost =
         read_seconds(r.require("winograd_fixed_cost", "10 us"), what + " winograd_fixed_cost");
+  }
+  if (auto f = r.find("winograd_fused_efficiency")) {
+    p.winograd_fused_efficiency =
+        read_number(*f, what + " winograd_fused_efficiency", 0.01, kMaxComputeEfficiency);
   }
   if (auto m = r.find("channel_multiple")) {
     p.channel_multiple = static_cast<long>(read_number(*m, what + " channel_multiple", 1, 1024));
