@@ -52,9 +52,10 @@ double fit_gemm_memory_efficiency(const DeepBenchResults& results,
                                      const compute::GpuSpec& gpu, Seconds launch);
 
 // Fits the constants of `start` that the model uses (gemm efficiencies per pass, fixed cost,
-// epilogue, memory efficiency; the Winograd pair where `start` has a winograd_efficiency) on the
-// calls not held out, timed as DeepBench ran them: FP32 with cuDNN's Find, any algorithm, any
-// workspace; FP16 forced to implicit GEMM. `start.channel_multiple` and the tile are kept.
+// epilogue, memory efficiency; where `start` has a winograd_efficiency, the non-fused Winograd
+// efficiency and fixed cost and the fused Winograd efficiency) on the calls not held out, timed
+// as DeepBench ran them: FP32 with cuDNN's Find, any algorithm, any workspace; FP16 forced to
+// implicit GEMM. `start.channel_multiple` and the tiles are kept.
 compute::ConvPrecisionParams fit_conv_precision(const std::vector<ConvCall>& calls,
                                                 const compute::GpuSpec& gpu,
                                                 const compute::ConvModelParams& model,

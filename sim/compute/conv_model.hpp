@@ -1,22 +1,31 @@
 // How long one cuDNN convolution pass takes, by algorithm, and which algorithm the framework runs
 // (docs/compute-model.md#convolutions-by-algorithm).
 //
-// Two algorithm families, each timed from the work it does on the GPU's specs:
+// Three algorithms, each timed from the work it does on the GPU's specs:
 //
 //   implicit GEMM (every shape; cuDNN's IMPLICIT_[PRECOMP_]GEMM, BWD_DATA_ALGO_1 and
 //     BWD_FILTER_ALGO_1): the pass is a GEMM of M x N outputs reducing over R (forward:
 //     M = N P Q, N = K, R = C R S; backward-data: M = N H W, N = C,
 //     R = K ceil(R/stride) ceil(S/stride); backward-weights: M = K, N = C R S, R = N P Q, split
-//     over R into one wave). Output tiles of tile_m x tile_n run in waves of one tile per SM, so
-//     a part-filled last wave costs a whole one:
+//     over R into one wave). Each thread block computes a whole tile of tile_m x tile_n outputs,
+//     so a GEMM pays for ceil(M / tile_m) tile_m x ceil(N / tile_n) tile_n outputs (tile
+//     quantisation), and tiles run in waves of one per SM, so a part-filled last wave costs a
+//     whole one (wave quantisation); cuDNN has kernels of several tiles and the GEMM runs the
+//     fastest:
 //       t = launch + fixed_cost
-//           + max(F (1 + epilogue_steps / R) / (peak e[pass] u), bytes / (bw m))
-//     u = tiles / (waves x SMs); F = 2 M N R; bytes = input + filters + output, once.
+//           + min over tiles of max(F (1 + epilogue_steps / R) / (peak e[pass] u), bytes / (bw m))
+//     u = tiles / (waves x SMs); F = 2 M' N' R over the tiled M', N'; bytes = input + filters +
+//     output, once.
 //   Winograd (FP32, stride 1, 3x3 or 5x5 filters, one group; cuDNN's WINOGRAD_NONFUSED):
 //     input, filters and output go through F(m x m, r x r) transforms (m = 4 for 3x3, 2 for 5x5;
 //     alpha = m + r - 1 = 6) written to and read from memory, and the product is alpha^2 GEMMs:
 //       t = launch + fixed_cost + 2 alpha^2 N T C K / (peak e u) + transformed bytes / (bw m)
-//     T = ceil(P/m) ceil(Q/m) tiles per image; its workspace holds the transformed tensors.
+//     T = ceil(P/m) ceil(Q/m) tiles per image, its GEMMs tiled as implicit GEMM's; its
+//     workspace holds the transformed tensors.
+//   Fused Winograd (FP32, stride 1, 3x3 filters, one group, forward and backward-data;
+//     cuDNN's WINOGRAD): F(2x2, 3x3), alpha^2 = 16, in one kernel that keeps the transformed
+//     tiles in registers: an implicit GEMM of T x Co outputs reducing over 16 Ci, timed as
+//     implicit GEMM is (its fixed cost, its memory term) at its own efficiency.
 //
 // The constants (efficiencies, fixed costs, epilogue, memory efficiency) are fitted to half of
 // DeepBench's V100 rows (calibration/src/analytic_fit.hpp) and stored in analytic-v100.yaml.
@@ -61,8 +70,8 @@ struct ConvShape {
 // Throws std::invalid_argument for a shape with no output or groups that divide neither C nor K.
 void check_conv_shape(const ConvShape& shape);
 
-enum class ConvAlgorithm { implicit_gemm, winograd };
-inline constexpr int kConvAlgorithmCount = 2;
+enum class ConvAlgorithm { implicit_gemm, winograd, winograd_fused };
+inline constexpr int kConvAlgorithmCount = 3;
 std::string to_string(ConvAlgorithm a);
 
 // The constants of one precision.
@@ -73,13 +82,20 @@ struct ConvPrecisionParams {
   double memory_efficiency = 1;   // achieved / the GPU's copy bandwidth
   std::optional<double> winograd_efficiency;  // absent: the precision runs no Winograd
   Seconds winograd_fixed_cost;
+  std::optional<double> winograd_fused_efficiency;  // absent: no fused F(2x2, 3x3) Winograd
   // Tensor Cores take channels in multiples of this; cuDNN 7 pads C and K up to it (1: none).
   long channel_multiple = 1;
 };
 
+// The outputs one thread block of a GEMM kernel computes: tile_m rows by tile_n columns.
+struct GemmTile {
+  long m = 128;
+  long n = 64;
+};
+
 struct ConvModelParams {
-  long tile_m = 128;  // the implicit-GEMM output tile
-  long tile_n = 64;
+  // The tiles cuDNN's GEMM kernels come in; each GEMM runs the one that finishes first.
+  std::vector<GemmTile> tiles = std::vector<GemmTile>(1);  // one of 128 x 64
   std::array<ConvPrecisionParams, kPrecisionCount> precision{};
 
   const ConvPrecisionParams& of(Precision p) const { return precision[static_cast<int>(p)]; }

@@ -25,7 +25,8 @@ double read_fraction(MapReader& r, const std::string& key, const std::string& wh
 ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::string& what) {
   MapReader r(node, what,
               {"gemm_efficiency", "gemm_fixed_cost", "epilogue_steps", "memory_efficiency",
-               "winograd_efficiency", "winograd_fixed_cost", "channel_multiple"});
+               "winograd_efficiency", "winograd_fixed_cost", "winograd_fused_efficiency",
+               "channel_multiple"});
   ConvPrecisionParams p;
   MapReader passes(r.require("gemm_efficiency", "{forward: 0.9, backward_data: 0.9, "
                                                 "backward_weights: 0.6}"),
@@ -45,6 +46,10 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
     p.winograd_fixed_cost =
         read_seconds(r.require("winograd_fixed_cost", "10 us"), what + " winograd_fixed_cost");
   }
+  if (auto f = r.find("winograd_fused_efficiency")) {
+    p.winograd_fused_efficiency =
+        read_number(*f, what + " winograd_fused_efficiency", 0.01, kMaxComputeEfficiency);
+  }
   if (auto m = r.find("channel_multiple")) {
     p.channel_multiple = static_cast<long>(read_number(*m, what + " channel_multiple", 1, 1024));
   }
@@ -53,12 +58,15 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
 
 ConvModelParams read_conv_params(const ConfigNode& node) {
   std::vector<std::string> keys = precision_names();
-  keys.push_back("tile");
+  keys.push_back("tiles");
   MapReader r(node, "convolution", keys);
   ConvModelParams c;
-  MapReader tile(r.require("tile", "{m: 128, n: 64}"), "convolution tile", {"m", "n"});
-  c.tile_m = static_cast<long>(read_number(tile.require("m", "128"), "tile m", 1, 4096));
-  c.tile_n = static_cast<long>(read_number(tile.require("n", "64"), "tile n", 1, 4096));
+  c.tiles.clear();
+  for (const ConfigNode* item : items_or_one(r.require("tiles", "[{m: 128, n: 64}]"), "tiles")) {
+    MapReader tile(*item, "convolution tile", {"m", "n"});
+    c.tiles.push_back({read_integer(tile.require("m", "128"), "tile m", 1, 4096),
+                       read_integer(tile.require("n", "64"), "tile n", 1, 4096)});
+  }
   for (int p = 0; p < kPrecisionCount; ++p) {
     const std::string name = to_string(static_cast<Precision>(p));
     c.precision[p] = read_conv_precision(r.require(name, "{gemm_efficiency: ...}"),
@@ -130,7 +138,7 @@ AnalyticParams load_analytic_params(const std::string& path) {
                         {"memory_efficiency"});
   a.elementwise_memory_efficiency =
       read_fraction(elementwise, "memory_efficiency", "elementwise", kMaxMemoryEfficiency);
-  a.conv = read_conv_params(r.require("convolution", "{tile: ..., fp32: ..., ...}"));
+  a.conv = read_conv_params(r.require("convolution", "{tiles: ..., fp32: ..., ...}"));
   return a;
 }
 

@@ -73,7 +73,7 @@ TEST(CliLayerTimes, LenetCsvNamesEveryLayerAndTotalsTheRows) {
     }
     EXPECT_GT(row.time_us, 0) << row.layer << " " << row.pass;
     if (row.type == "conv") {
-      EXPECT_THAT(row.algorithm, AnyOf("implicit_gemm", "winograd")) << row.layer;
+      EXPECT_THAT(row.algorithm, AnyOf("implicit_gemm", "winograd", "winograd_fused")) << row.layer;
       EXPECT_FALSE(row.workspace_bytes.empty()) << row.layer;
     }
     sum_of_pass[row.pass] += row.time_us;
