@@ -147,11 +147,12 @@ const std::map<std::string, double> kMapeBoundPct = {
 constexpr int kLargeNetBoundsHolding = 14;
 constexpr int kClaimsHolding = 7;
 
-// The same for MXNet's one-V100 throughput table (validation/mxnet-v100): 6.4% on 2026-11-25.
+// The same for MXNet's one-V100 throughput table (validation/mxnet-v100): 5.3% on 2026-11-25
+// (issue 16's whole tiles and fused Winograd, the host costs refitted over them).
 TEST(ValidateCli, MxnetV100MapeStaysWithinItsBound) {
   const auto r = run_command(kGpuscale + " validate --suite mxnet-v100 --format json");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_LE(nlohmann::json::parse(r.out)["mape_pct"]["overall"].get<double>(), 9);
+  EXPECT_LE(nlohmann::json::parse(r.out)["mape_pct"]["overall"].get<double>(), 8);
 }
 
 TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
