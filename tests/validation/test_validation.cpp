@@ -182,6 +182,14 @@ TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
     claims_holding += c["holds"].is_boolean() && c["holds"].get<bool>();
   }
   EXPECT_GE(claims_holding, kClaimsHolding);
+  // Each reading of the setup says what it changes and how its bounds and claims fare.
+  ASSERT_EQ(j["setup_readings"].size(), 2u);
+  EXPECT_EQ(j["setup_readings"][0]["batch_per"], "total");
+  EXPECT_EQ(j["setup_readings"][1]["decode_threads"], 39);
+  for (const auto& reading : j["setup_readings"]) {
+    EXPECT_LE(reading["claims_holding"].get<int>(), static_cast<int>(j["claims"].size()));
+    EXPECT_LE(reading["bounds_holding"].get<int>(), reading["bounds"].get<int>());
+  }
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     expect_well_formed_svg(entry.path().string());
 

@@ -127,6 +127,13 @@ std::string mape_summary(const Comparison& c) {
   return out;
 }
 
+// The claims that hold: every check holds.
+int claims_holding(const Comparison& c) {
+  return static_cast<int>(std::count_if(c.claims.begin(), c.claims.end(), [](const ClaimResult& r) {
+    return r.holds == true;
+  }));
+}
+
 // What a reading changes, in words: "batch per all GPUs together; 39 decode threads".
 std::string reading_text(const SetupAlternative& reading) {
   std::vector<std::string> parts;
@@ -149,9 +156,10 @@ std::string setup_readings_section(const std::vector<SetupReadingResult>& readin
       if (t.mape_pct)
         out += fmt::format("  {:<22} {:>7.1f} {:>7}\n", t.id, *t.mape_pct, t.points_in_mape);
     }
-    out += fmt::format("  {:<22} {:>7} {:>7}  bounds: {} of {} hold\n", "overall",
+    out += fmt::format("  {:<22} {:>7} {:>7}  bounds: {} of {} hold; claims: {} of {} hold\n",
+                       "overall",
                        c.overall_mape_pct ? fmt::format("{:.1f}", *c.overall_mape_pct) : "-",
-                       c.overall_points, held, bounds);
+                       c.overall_points, held, bounds, claims_holding(c), c.claims.size());
   }
   return out;
 }
@@ -265,6 +273,7 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     reading["mape_pct"] = mape;
     reading["bounds_holding"] = held;
     reading["bounds"] = bounds;
+    reading["claims_holding"] = claims_holding(r.comparison);
     setup_readings.push_back(std::move(reading));
   }
   ordered_json points = ordered_json::array();
