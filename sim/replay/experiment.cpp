@@ -129,6 +129,8 @@ wl::FrameworkConfig framework_of(const Experiment& e) {
   return f;
 }
 
+int decode_threads_of(const Experiment& e) { return framework_of(e).input.decode_threads; }
+
 double allreduce_buffer_mb(const Experiment& e) {
   return e.fusion_mb ? *e.fusion_mb : framework_of(e).allreduce.buffer.value / 1e6;
 }

@@ -102,6 +102,8 @@ wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& 
 // The allreduce buffer the experiment's allreduce methods use, MB (the framework's unless
 // overridden): what study outputs print.
 double allreduce_buffer_mb(const Experiment& e);
+// The decode threads of the experiment's input pipeline (the framework's unless overridden).
+int decode_threads_of(const Experiment& e);
 
 // What the memory model needs to know of a configuration: its exchange (allreduce methods also
 // hold the allreduce buffer of `fusion_bytes`) and the convolutions' workspace at a batch

@@ -91,6 +91,8 @@ std::string axis_value(const std::string& axis, const sweep::Run& run) {
     return run.experiment.routing.empty() ? "default routing" : run.experiment.routing;
   if (axis == "fusion_mb") return fmt::format("fusion {:g} MB", sim::allreduce_buffer_mb(run.experiment));
   if (axis == "protocol") return "protocol " + run.experiment.protocol;
+  if (axis == "decode_threads")
+    return fmt::format("{} decode threads", sim::decode_threads_of(run.experiment));
   if (axis == "batch") return fmt::format("batch {}", run.config.batch);
   if (axis == "gpus") return fmt::format("{} GPUs", run.config.gpus);
   throw std::logic_error("the sweep figures do not know the axis '" + axis + "'");

@@ -94,6 +94,10 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
     const std::string p = read_one_of(node, "protocol", sim::protocol_choice_names());
     return {axis, p, [p](Run& r) { r.experiment.protocol = p; }};
   }
+  if (axis == "decode_threads") {
+    const int n = static_cast<int>(read_integer(node, axis, 1, 1024));
+    return {axis, std::to_string(n), [n](Run& r) { r.experiment.decode_threads = n; }};
+  }
   const double mb = read_number(node, "fusion_mb", 0, 1e6);  // fusion_mb
   return {axis, fmt::format("{:g}", mb), [mb](Run& r) { r.experiment.fusion_mb = mb; }};
 }
@@ -215,8 +219,9 @@ std::vector<std::vector<Setting>> explicit_runs(const ConfigNode& runs, const st
 }  // namespace
 
 const std::vector<std::string>& axis_names() {
-  static const std::vector<std::string> names = {"machine", "workload", "comm",    "routing",
-                                                 "fusion_mb", "protocol", "batch", "gpus"};
+  static const std::vector<std::string> names = {
+      "machine", "workload", "comm", "routing", "fusion_mb", "protocol", "decode_threads",
+      "batch",   "gpus"};
   return names;
 }
 

@@ -61,10 +61,11 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
     const Run& r = study.runs[i];
     const sim::Experiment& e = r.experiment;
     out += fmt::format("  - {{index: {}, hash: {}, machine: {}, workload: {}, comm: {}, routing: {}, "
-                       "fusion_mb: {:g}, protocol: {}, scaling: {}, images: {}, batch: {}, gpus: {}, "
-                       "iterations: {}{}}}\n",
+                       "fusion_mb: {:g}, protocol: {}, decode_threads: {}, scaling: {}, images: {}, "
+                       "batch: {}, gpus: {}, iterations: {}{}}}\n",
                        i, run_hashes[i], quoted(r.machine.label), quoted(r.config.workload),
                        r.config.comm, routing_of(e), sim::allreduce_buffer_mb(e), e.protocol,
+                       sim::decode_threads_of(e),
                        e.scaling == sim::Scaling::Weak ? "weak" : "strong", e.images, r.config.batch,
                        r.config.gpus, e.iterations,
                        e.profile.empty() ? "" : ", profile: " + quoted(e.profile));
@@ -106,6 +107,7 @@ JsonRow row_json(const SweepRow& row) {
           {"routing", routing_of(e)},
           {"fusion_mb", sim::allreduce_buffer_mb(e)},
           {"protocol", e.protocol},
+          {"decode_threads", sim::decode_threads_of(e)},
           {"scaling", r.scaling},
           {"gpus", r.gpus},
           {"batch", r.batch},
@@ -128,7 +130,7 @@ JsonRow row_json(const SweepRow& row) {
 std::string rows_csv(const std::vector<JsonRow>& rows) {
   static const std::vector<std::string> columns = {
       "index", "hash", "machine", "topology", "workload", "comm", "routing", "fusion_mb", "protocol",
-      "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup", "efficiency",
+      "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup", "efficiency",
       "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "exposed_comm_s", "memory_gpu0_gb",
       "memory_max_other_gb", "max_link_utilisation"};
   std::string out;
