@@ -130,9 +130,9 @@ JsonRow row_json(const SweepRow& row) {
 std::string rows_csv(const std::vector<JsonRow>& rows) {
   static const std::vector<std::string> columns = {
       "index", "hash", "machine", "topology", "workload", "comm", "routing", "fusion_mb", "protocol",
-      "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup", "efficiency",
-      "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "exposed_comm_s", "memory_gpu0_gb",
-      "memory_max_other_gb", "max_link_utilisation"};
+      "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup",
+      "efficiency", "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "exposed_comm_s",
+      "memory_gpu0_gb", "memory_max_other_gb", "max_link_utilisation"};
   std::string out;
   for (const std::string& c : columns) out += (out.empty() ? "" : ",") + c;
   out += "\n";
