@@ -26,15 +26,20 @@ struct GemmView {
 // can reach it: with a stride s, ceil(R / s) x ceil(S / s) of them, a count the kernel's loop
 // runs for every position alike (it does not skip the positions no tap reaches: DeepBench's
 // strided 1x1 backward-data rows take as long as their stride-1 twins of the same input size).
+// A kernel's main loop walks the filter taps and, per tap, the channels in slices of
+// `channel_slice`, so the reduced (forward, backward-weights) or gathered (backward-data)
+// channels count as whole slices.
 GemmView gemm_view(double n, double c, double h, double w, double k, double r, double s, double p,
-                   double q, double taps, TrainingPass pass) {
+                   double q, double taps, long channel_slice, TrainingPass pass) {
+  const double sliced_c = round_up(static_cast<long>(c), channel_slice);
+  const double sliced_k = round_up(static_cast<long>(k), channel_slice);
   switch (pass) {
     case TrainingPass::forward:
-      return {n * p * q, k, c * r * s};
+      return {n * p * q, k, sliced_c * r * s};
     case TrainingPass::backward_data:
-      return {n * h * w, c, k * taps};
+      return {n * h * w, c, sliced_k * taps};
     case TrainingPass::backward_weights:
-      return {k, c * r * s, n * p * q};
+      return {k, sliced_c * r * s, n * p * q};
   }
   throw std::logic_error("unhandled training pass");
 }
@@ -82,7 +87,7 @@ Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
   const double r = s.filter_height, sw = s.filter_width;
   const double p = s.out_height(), q = s.out_width();
   const double taps = ceil_div(r, s.stride_height) * ceil_div(sw, s.stride_width);
-  const GemmView v = gemm_view(n, c, h, w, k, r, sw, p, q, taps, pass);
+  const GemmView v = gemm_view(n, c, h, w, k, r, sw, p, q, taps, pp.channel_slice, pass);
   // Backward-weights has few outputs and a long reduction: cuDNN splits the reduction into as
   // many parts as keep one wave of blocks on the SMs, and the epilogue is paid once per split,
   // a negligible part of a long reduction.

@@ -85,6 +85,9 @@ struct ConvPrecisionParams {
   std::optional<double> winograd_fused_efficiency;  // absent: no fused F(2x2, 3x3) Winograd
   // Tensor Cores take channels in multiples of this; cuDNN 7 pads C and K up to it (1: none).
   long channel_multiple = 1;
+  // The channels an implicit GEMM kernel's main loop takes per filter tap (its tile's reduction
+  // depth): a layer with fewer channels still pays for the whole slice at every tap (1: none).
+  long channel_slice = 1;
 };
 
 // The outputs one thread block of a GEMM kernel computes: tile_m rows by tile_n columns.

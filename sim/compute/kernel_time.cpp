@@ -26,7 +26,7 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
   MapReader r(node, what,
               {"gemm_efficiency", "gemm_fixed_cost", "epilogue_steps", "memory_efficiency",
                "winograd_efficiency", "winograd_fixed_cost", "winograd_fused_efficiency",
-               "channel_multiple"});
+               "channel_multiple", "channel_slice"});
   ConvPrecisionParams p;
   MapReader passes(r.require("gemm_efficiency", "{forward: 0.9, backward_data: 0.9, "
                                                 "backward_weights: 0.6}"),
@@ -52,6 +52,9 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
   }
   if (auto m = r.find("channel_multiple")) {
     p.channel_multiple = static_cast<long>(read_number(*m, what + " channel_multiple", 1, 1024));
+  }
+  if (auto m = r.find("channel_slice")) {
+    p.channel_slice = static_cast<long>(read_number(*m, what + " channel_slice", 1, 1024));
   }
   return p;
 }

@@ -163,6 +163,31 @@ TEST(ConvModel, ImplicitGemmPaysWholeWavesAndItsEpilogue) {
             0);
 }
 
+TEST(ConvModel, AKernelTakesWholeChannelSlicesAtEveryFilterTap) {
+  ConvShape s;  // one channel, 3x3 image, 3x3 filter with pad 1, 2 filters: M = 9, N = 2
+  s.in_height = s.in_width = 3;
+  s.filter_height = s.filter_width = 3;
+  s.pad_height = s.pad_width = 1;
+  s.out_channels = 2;
+  const double launch = 5e-6;
+  auto forward = [&](long slice) {
+    ConvModelParams p = toy_conv_params();
+    p.precision[static_cast<int>(Precision::fp32)].channel_slice = slice;
+    return conv_algorithm_time(toy_conv_gpu(), p, {launch}, s, TrainingPass::forward,
+                               Precision::fp32, ConvAlgorithm::implicit_gemm)
+        ->value;
+  };
+  // The input, filters and output once: 4 B x (9 + 2 x 9 + 2 x 9).
+  const double memory = 4.0 * (9 + 18 + 18) / (1000e9 * 0.5);
+  // Without slices the reduction is C R S = 9 and the pass is memory-bound.
+  EXPECT_DOUBLE_EQ(forward(1), launch + 1e-6 + memory);
+  // Slices of 4 channels: R = 4 x 9 = 36. 5 tiles of 2x2 on 4 SMs: 2 waves of blocks of
+  // 2 x 2 x 2 x 36 FLOPs at 1/4 of 10 TFLOP/s x 0.5 each; epilogue 1 + 2/36.
+  const double compute = 2 * (2.0 * 2 * 2 * 36) / (10e12 * 0.5 / 4) * (1 + 2.0 / 36);
+  ASSERT_GT(compute, memory);
+  EXPECT_DOUBLE_EQ(forward(4), launch + 1e-6 + compute);
+}
+
 TEST(ConvModel, WinogradRunsOnlyStrideOneThreeOrFiveFiltersAndFitsTheWorkspaceLimit) {
   ConvShape s;  // 256 channels, 14x14, 3x3 pad 1, batch 16: a ResNet shape non-fused Winograd wins
   s.batch = 16;
@@ -606,8 +631,8 @@ TEST(DeepBench, HeldOutKernelTimesStayWithinTheirDocumentedError) {
   EXPECT_GT(fp32.n, 100);
   EXPECT_LE(fp32.median_abs, 0.20);
   EXPECT_LE(fp32.p90_abs, 0.50);
-  EXPECT_LE(mixed.median_abs, 0.30);
-  EXPECT_LE(mixed.p90_abs, 0.75);
+  EXPECT_LE(mixed.median_abs, 0.25);
+  EXPECT_LE(mixed.p90_abs, 0.65);
   EXPECT_LE(gemm32.median_abs, 0.15);
   EXPECT_LE(gemm16.median_abs, 0.15);
 }
