@@ -7,8 +7,9 @@
 //     BWD_FILTER_ALGO_1): the pass is a GEMM of M x N outputs reducing over R (forward:
 //     M = N P Q, N = K, R = C R S; backward-data: M = N H W, N = C,
 //     R = K ceil(R/stride) ceil(S/stride); backward-weights: M = K, N = C R S, R = N P Q, split
-//     over R into one wave). Each thread block computes a whole tile of tile_m x tile_n outputs,
-//     so a GEMM pays for ceil(M / tile_m) tile_m x ceil(N / tile_n) tile_n outputs (tile
+//     over R into one wave; on Tensor Cores C, and K for backward-data, count in whole channel
+//     slices of `channel_slice`). Each thread block computes a whole tile of tile_m x tile_n
+//     outputs, so a GEMM pays for ceil(M / tile_m) tile_m x ceil(N / tile_n) tile_n outputs (tile
 //     quantisation), and tiles run in waves of one per SM, so a part-filled last wave costs a
 //     whole one (wave quantisation); cuDNN has kernels of several tiles and the GEMM runs the
 //     fastest:
