@@ -82,6 +82,12 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// Two sets of figures with the same names and, file by file, the same bytes.
+void expect_same_files(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  ASSERT_EQ(names_of(a), names_of(b));
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(read_file(a[i]), read_file(b[i])) << a[i];
+}
+
 // The y coordinates of the first polyline (a line chart's first series: ideal scaling).
 std::vector<double> ideal_ys(const std::string& svg) {
   std::smatch m;
@@ -130,9 +136,7 @@ TEST(SweepPlots, TheSameRowsGiveTheSameBytes) {
   const auto [study, rows] = study_of({"p2p", "nccl"}, {32}, {1, 8});
   const auto first = write_sweep_plots(study, rows, fresh_dir("first"));
   const auto second = write_sweep_plots(study, rows, fresh_dir("second"));
-  ASSERT_EQ(names_of(first), names_of(second));
-  for (size_t i = 0; i < first.size(); ++i)
-    EXPECT_EQ(read_file(first[i]), read_file(second[i])) << first[i];
+  expect_same_files(first, second);
 }
 
 TEST(SweepPlots, TheBreakdownSplitsTheIterationWhateverWuHolds) {
@@ -142,9 +146,7 @@ TEST(SweepPlots, TheBreakdownSplitsTheIterationWhateverWuHolds) {
   const auto with_wu = write_sweep_plots(study, rows, fresh_dir("with-wu"));
   for (sweep::SweepRow& row : rows) row.result.wu_s = 0;
   const auto without_wu = write_sweep_plots(study, rows, fresh_dir("without-wu"));
-  ASSERT_EQ(names_of(with_wu), names_of(without_wu));
-  for (size_t i = 0; i < with_wu.size(); ++i)
-    EXPECT_EQ(read_file(with_wu[i]), read_file(without_wu[i])) << with_wu[i];
+  expect_same_files(with_wu, without_wu);
 }
 
 TEST(SweepPlots, TheBreakdownShowsTheWaitForInputApart) {
