@@ -73,6 +73,26 @@ TEST(Claims, SimilarSpeedup) {
             false);
 }
 
+TEST(Claims, SublinearSpeedup) {
+  // Ideal runs keep the iteration on every G: the speedup is exactly G, which is not below it.
+  EXPECT_EQ(holds("sublinear", ideal_run), false);
+  EXPECT_EQ(holds("sublinear", ideal_but([](PredictedRun& r, const RunKey& k) {
+                    if (k.gpus > 1) r.wu_s += 0.001;
+                  })),
+            true);
+}
+
+TEST(Claims, BetterSpeedupThanAnotherNetwork) {
+  const auto lenet_slower_by = [](double factor) {
+    return ideal_but([factor](PredictedRun& r, const RunKey& k) {
+      if (k.network == "LeNet" && k.gpus > 1) r.fpbp_s *= factor;
+    });
+  };
+  EXPECT_EQ(holds("scales-better", lenet_slower_by(1.5)), true);
+  EXPECT_EQ(holds("scales-better", ideal_run), false);  // the same speedup is not better
+  EXPECT_EQ(holds("scales-better", lenet_slower_by(1.005)), false);  // a tie, within 1%
+}
+
 TEST(Claims, BatchLinearWithAndWithoutTolerance) {
   // A constant iteration time: the epoch halves when the batch doubles.
   EXPECT_EQ(holds("linear-in-batch", ideal_run), true);

@@ -49,7 +49,7 @@ TEST(SuiteLoader, LoadsTheTinySuite) {
   EXPECT_EQ(s.tables[0].points[0].id, "speedup/LeNet/P2P/2gpu/b16");
   EXPECT_TRUE(s.tables[0].points[1].suspect);
   EXPECT_EQ(s.tables[0].bounds.at(0).below, 4);
-  ASSERT_EQ(s.claims.size(), 16u);
+  ASSERT_EQ(s.claims.size(), 18u);
   for (const Claim& c : s.claims) EXPECT_EQ(c.form == nullptr, c.kind == "not_checked") << c.id;
   EXPECT_EQ(s.claims[9].params.at_least_by_gpus, (std::map<int, double>{{2, 1.6}, {8, 6.4}}));
   EXPECT_FALSE(s.claims[4].params.within_pct.has_value());  // within_pct: null

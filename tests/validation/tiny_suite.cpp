@@ -117,7 +117,17 @@ std::map<std::string, std::string> tiny_suite_files() {
            "    kind: not_checked\n"
            "    text: t\n"
            "    params: {anything: [goes, here]}\n"
-           "    why_not_checked: \"Fits no kind. Kept for the record.\"\n"}};
+           "    why_not_checked: \"Fits no kind. Kept for the record.\"\n"
+           "  - id: sublinear\n"
+           "    kind: sublinear_speedup\n"
+           "    text: t\n"
+           "    params: {networks: [LeNet, ResNet], methods: [P2P], gpus: [2, 8], batches: [16, "
+           "32]}\n"
+           "  - id: scales-better\n"
+           "    kind: better_speedup\n"
+           "    text: t\n"
+           "    params: {networks: [ResNet], better_than: [LeNet], methods: [NCCL], gpus: [2, 8], "
+           "batch: 16, margin_pct: 1}\n"}};
 }
 
 std::string write_suite(const std::map<std::string, std::string>& files) {

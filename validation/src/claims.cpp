@@ -81,6 +81,35 @@ std::vector<Check> faster(const ClaimParams& p, const Metrics& m) {
   return checks;
 }
 
+// sublinear_speedup: the strong-scaling speedup on G GPUs is below G.
+std::vector<Check> sublinear_speedup(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  for (const Case& c : cases(p.networks, p.methods, p.batches, p.gpus)) {
+    const double s = m.speedup(c.run());
+    checks.push_back({fmt::format("{} {} {}: speedup (< {})", c.network, c.method,
+                                  gpus_batch(c.gpus, c.batch), c.gpus),
+                      s, below(s, c.gpus, true)});
+  }
+  return checks;
+}
+
+// better_speedup: a network's speedup above each better_than network's, at the same method, G
+// and batch, by more than margin_pct (a smaller difference is a tie, as in `faster`).
+std::vector<Check> better_speedup(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  const double margin = p.margin_pct / 100;
+  for (const Case& c : cases(p.networks, p.methods, p.batches, p.gpus)) {
+    for (const auto& other : p.better_than) {
+      const double mine = m.speedup(c.run());
+      const double theirs = m.speedup({other, c.method, c.gpus, c.batch});
+      checks.push_back({fmt::format("{} {} {}: speedup {:.2f} vs {} {:.2f}, ratio", c.network,
+                                    c.method, gpus_batch(c.gpus, c.batch), mine, other, theirs),
+                        mine / theirs, above(mine / theirs, 1 + margin, true)});
+    }
+  }
+  return checks;
+}
+
 // similar_speedup: |speedup(network) / speedup(like) - 1| in percent.
 std::vector<Check> similar_speedup(const ClaimParams& p, const Metrics& m) {
   std::vector<Check> checks;
@@ -282,6 +311,8 @@ const std::vector<ClaimForm>& claim_forms() {
   static const std::vector<ClaimForm> forms = {
     {"faster", "", {"faster", "slower", "networks", "gpus", "batch", "quantity"}, {"margin_pct"}, faster},
     {"similar_speedup", "", {"network", "like", "methods", "gpus", "batch", "within_pct"}, {}, similar_speedup},
+    {"sublinear_speedup", "", {"networks", "methods", "gpus", "batches"}, {}, sublinear_speedup},
+    {"better_speedup", "", {"networks", "better_than", "methods", "gpus", "batch"}, {"margin_pct"}, better_speedup},
     {"batch_linear", "", {"networks", "methods", "gpus", "batches", "within_pct"}, {}, batch_linear},
     {"wu_scaling", "batch", {"over", "networks", "methods", "gpus", "batches", "decreasing"}, {"within_pct"}, wu_over_batch},
     {"wu_scaling", "gpus", {"over", "networks", "methods", "gpus", "batch", "within_pct"}, {}, wu_linear_in_gpus},
