@@ -188,6 +188,7 @@ TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
   EXPECT_EQ(j["setup_readings"][1]["decode_threads"], 39);
   for (const auto& reading : j["setup_readings"]) {
     EXPECT_LE(reading["claims_holding"].get<int>(), static_cast<int>(j["claims"].size()));
+    EXPECT_EQ(reading["claims_that_hold"].size(), reading["claims_holding"].get<size_t>());
     EXPECT_LE(reading["bounds_holding"].get<int>(), reading["bounds"].get<int>());
   }
   for (const auto& entry : std::filesystem::directory_iterator(dir))

@@ -274,6 +274,11 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     reading["bounds_holding"] = held;
     reading["bounds"] = bounds;
     reading["claims_holding"] = claims_holding(r.comparison);
+    ordered_json held_claims = ordered_json::array();
+    for (const ClaimResult& claim : r.comparison.claims) {
+      if (claim.holds == true) held_claims.push_back(claim.id);
+    }
+    reading["claims_that_hold"] = std::move(held_claims);
     setup_readings.push_back(std::move(reading));
   }
   ordered_json points = ordered_json::array();
