@@ -136,14 +136,14 @@ TEST(SvgPlots, TinySuiteFigures) {
 // Regression guards, NOT accuracy claims: each table's MAPE (%) of the shipped DGX-1 suite as
 // gpuscale last predicted it, plus 2 percentage points, rounded up. A model change that makes a
 // table worse past its bound fails here; one that improves it should lower the bound. The
-// current values are listed in docs/validation.md. On 2026-11-25 (ImageNet's decode cost):
-//   lenet-speedup 53.7, nccl-overhead 100.8, memory-pretrain 4.0, memory-gpu0 13.0,
-//   memory-gpux 12.4, overall 35.3; large-nets-speedup has bounds only: 14 of 18 hold, and
+// current values are listed in docs/validation.md. On 2026-11-26 (AlexNet as MXNet's symbol):
+//   lenet-speedup 53.7, nccl-overhead 100.9, memory-pretrain 2.6, memory-gpu0 12.7,
+//   memory-gpux 12.5, overall 35.0; large-nets-speedup has bounds only: 14 of 18 hold, and
 //   kLargeNetBoundsHolding guards that count the same way, and kClaimsHolding the claims
 //   (7 of 26; a difference within a faster claim's margin_pct is a tie and holds neither way).
 const std::map<std::string, double> kMapeBoundPct = {
-    {"lenet-speedup", 56}, {"nccl-overhead", 103}, {"memory-pretrain", 7},
-    {"memory-gpu0", 16},   {"memory-gpux", 15},    {"overall", 38}};
+    {"lenet-speedup", 56}, {"nccl-overhead", 103}, {"memory-pretrain", 5},
+    {"memory-gpu0", 15},   {"memory-gpux", 15},    {"overall", 37}};
 constexpr int kLargeNetBoundsHolding = 14;
 constexpr int kClaimsHolding = 7;
 
