@@ -77,7 +77,8 @@ TEST(SuiteLoader, DataIsADatasetOrSynthetic) {
               HasSubstr("synthetic"));
 }
 
-// A reading of the setup changes the batches, the decode threads or both, and nothing else.
+// A reading of the setup changes the batches, the decode threads, the networks' workloads or
+// several of them, and nothing else.
 TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
   const std::string readings = "  epochs: 1\n  decode_threads: 4\n  alternatives:\n"
                                "    - {id: threads, decode_threads: 39, why: w}\n"
@@ -94,7 +95,25 @@ TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n",
                                   "  epochs: 1\n  alternatives:\n    - {id: none, why: w}\n"),
                        "suite.yaml", 11),
-              HasSubstr("must change batch_per or decode_threads"));
+              HasSubstr("must change batch_per, decode_threads or networks"));
+}
+
+TEST(SuiteLoader, SetupReadingsMayMapANetworkToAnotherWorkload) {
+  const std::string reading = "  epochs: 1\n  alternatives:\n"
+                              "    - {id: deeper, networks: {ResNet: resnet-101}, why: w}\n";
+  const Suite s = load_suite(suite_with("suite.yaml", "  epochs: 1\n", reading));
+  const Suite deeper = s.read_as(s.setup.alternatives.at(0));
+  EXPECT_EQ(deeper.workload_of("ResNet"), "resnet-101");
+  EXPECT_EQ(deeper.workload_of("LeNet"), "lenet");  // the networks it does not name stay
+  EXPECT_EQ(s.workload_of("ResNet"), "resnet-50");
+  const std::string unknown = "  epochs: 1\n  alternatives:\n"
+                              "    - {id: x, networks: {VGG: vgg-16}, why: w}\n";
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown), "suite.yaml", 11),
+              HasSubstr("VGG"));
+  const std::string no_workload = "  epochs: 1\n  alternatives:\n"
+                                  "    - {id: x, networks: {ResNet: resnet-7}, why: w}\n";
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", no_workload), "suite.yaml", 11),
+              HasSubstr("resnet-7"));
 }
 
 TEST(SuiteLoader, UnknownKeyInAPointNamesFileLineAndTheNearestKey) {

@@ -183,9 +183,10 @@ TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
   }
   EXPECT_GE(claims_holding, kClaimsHolding);
   // Each reading of the setup says what it changes and how its bounds and claims fare.
-  ASSERT_EQ(j["setup_readings"].size(), 2u);
+  ASSERT_EQ(j["setup_readings"].size(), 3u);
   EXPECT_EQ(j["setup_readings"][0]["batch_per"], "total");
   EXPECT_EQ(j["setup_readings"][1]["decode_threads"], 39);
+  EXPECT_EQ(j["setup_readings"][2]["networks"]["GoogLeNet"], "googlenet-299");
   for (const auto& reading : j["setup_readings"]) {
     EXPECT_LE(reading["claims_holding"].get<int>(), static_cast<int>(j["claims"].size()));
     EXPECT_EQ(reading["claims_that_hold"].size(), reading["claims_holding"].get<size_t>());

@@ -27,6 +27,7 @@ const std::map<std::string, Expected>& expected_params() {
       {"edsr", {43.0e6, "Lim et al. CVPRW 2017 Table 1: EDSR 43M"}},
       {"edsr-x2", {40.7e6, "sanghyun-son/EDSR-PyTorch README: EDSR x2 40.7M"}},
       {"googlenet", {7.0e6, "Sze et al. 2017: GoogLeNet v1 7.0M"}},
+      {"googlenet-299", {7.0e6, "Sze et al. 2017: GoogLeNet v1 7.0M (global pool: as at 224)"}},
       {"inception-v3", {23.9e6, "Keras Applications table: InceptionV3 23.9M"}},
       // MXNet's example LeNet on 3x224x224 (no published count; derived by hand): conv1 20x3x5x5
       // + 20 = 1,520; conv2 50x20x5x5 + 50 = 25,050; fc1 (53x53x50 = 140,450) x 500 + 500 =

@@ -134,13 +134,16 @@ int claims_holding(const Comparison& c) {
   }));
 }
 
-// What a reading changes, in words: "batch per all GPUs together; 39 decode threads".
+// What a reading changes, in words: "batch per all GPUs together; 39 decode threads;
+// GoogLeNet = googlenet-299".
 std::string reading_text(const SetupAlternative& reading) {
   std::vector<std::string> parts;
   if (reading.batch_total)
     parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
   if (reading.decode_threads)
     parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
+  for (const auto& [network, workload] : reading.networks)
+    parts.push_back(fmt::format("{} = {}", network, workload));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
@@ -270,6 +273,7 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     ordered_json reading = {{"id", r.reading.id}};
     if (r.reading.batch_total) reading["batch_per"] = *r.reading.batch_total ? "total" : "gpu";
     if (r.reading.decode_threads) reading["decode_threads"] = *r.reading.decode_threads;
+    if (!r.reading.networks.empty()) reading["networks"] = r.reading.networks;
     reading["mape_pct"] = mape;
     reading["bounds_holding"] = held;
     reading["bounds"] = bounds;

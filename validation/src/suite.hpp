@@ -21,12 +21,14 @@ namespace gpuscale::validation {
 
 // Another plausible reading of the whole setup, declared with the evidence for it: the study's
 // batches read as MXNet's --batch-size, the total over the GPUs; another number of decode
-// threads. Every table is predicted again under it and its MAPE reported beside the headline,
-// never in it. What it leaves empty stays as the setup says.
+// threads; another workload for some of the study's networks. Every table is predicted again
+// under it and its MAPE reported beside the headline, never in it. What it leaves empty stays
+// as the setup says.
 struct SetupAlternative {
   std::string id;
   std::optional<bool> batch_total;
   std::optional<int> decode_threads;
+  std::map<std::string, std::string> networks;  // the study's name -> the workload it ran
   std::string why;
   Origin origin;
 };
@@ -158,6 +160,8 @@ struct Suite {
 
   const std::string& comm_of(const std::string& method) const;
   const std::string& workload_of(const std::string& network) const;
+  // This suite with its setup and networks read as `reading` says.
+  Suite read_as(const SetupAlternative& reading) const;
 };
 
 // The shipped suites: validation/NAME/suite.yaml, or $GPUSCALE_VALIDATION_DIR/NAME/suite.yaml.

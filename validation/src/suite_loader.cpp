@@ -28,7 +28,8 @@ const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus
                                              "dataset",   "strong_images", "weak_images_per_gpu",
                                              "precision", "gpu_memory",    "data",
                                              "decode_threads", "alternatives"};
-const std::vector<std::string> kSetupAlternativeKeys = {"id", "batch_per", "decode_threads", "why"};
+const std::vector<std::string> kSetupAlternativeKeys = {"id", "batch_per", "decode_threads",
+                                                        "networks", "why"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "interpretation",
@@ -90,7 +91,15 @@ void check_source(const ConfigNode& node, std::string_view what) {
     check_text(entry.value, fmt::format("'{}' of {}", entry.key, what));
 }
 
-Setup read_setup(const ConfigNode& node) {
+// A shipped workload name, or a path taken relative to the suite's folder.
+std::string workload_of(const ConfigNode& node, const std::string& folder) {
+  const std::string value = read_string(node, "workload");
+  const std::string file = wl::shipped_workloads().resolve(value, folder, node.origin());
+  const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
+  return is_path ? file : value;
+}
+
+Setup read_setup(const ConfigNode& node, const std::string& folder) {
   const MapReader map(node, "setup", kSetupKeys);
   Setup s;
   s.origin = node.origin();
@@ -142,16 +151,24 @@ Setup read_setup(const ConfigNode& node) {
       throw ConfigError(alternatives->origin(), "setup.alternatives must be a list");
     for (const ConfigNode& item : alternatives->items()) {
       const MapReader alt(item, "alternative reading of the setup", kSetupAlternativeKeys);
-      SetupAlternative reading{alt.string("id", "total-batch"), std::nullopt, std::nullopt,
+      SetupAlternative reading{alt.string("id", "total-batch"), std::nullopt, std::nullopt, {},
                                read_string(alt.require("why", "\"the evidence\""), "why"),
                                item.origin()};
       if (const ConfigNode* n = alt.find("batch_per"))
         reading.batch_total = batch_total(*n, "batch_per");
       if (const ConfigNode* n = alt.find("decode_threads"))
         reading.decode_threads = decode_threads(*n);
-      if (!reading.batch_total && !reading.decode_threads) {
+      // The study's names are checked once the suite's networks are read (load_suite).
+      if (const ConfigNode* n = alt.find("networks")) {
+        if (!n->is_map() || n->entries().empty())
+          throw ConfigError(n->origin(), "networks of an alternative reading must map the "
+                                         "study's networks to workloads");
+        for (const auto& entry : n->entries())
+          reading.networks[entry.key] = workload_of(entry.value, folder);
+      }
+      if (!reading.batch_total && !reading.decode_threads && reading.networks.empty()) {
         throw ConfigError(item.origin(), "an alternative reading of the setup must change "
-                                         "batch_per or decode_threads");
+                                         "batch_per, decode_threads or networks");
       }
       s.alternatives.push_back(std::move(reading));
     }
@@ -170,14 +187,6 @@ std::vector<NameMapping> read_mappings(
   for (const auto& entry : node.entries())
     mappings.push_back({entry.key, target(entry.value), entry.where()});
   return mappings;
-}
-
-// A shipped workload name, or a path taken relative to the suite's folder.
-std::string workload_of(const ConfigNode& node, const std::string& folder) {
-  const std::string value = read_string(node, "workload");
-  const std::string file = wl::shipped_workloads().resolve(value, folder, node.origin());
-  const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
-  return is_path ? file : value;
 }
 
 void check_alternatives(const ConfigNode& node, const SuiteNames& names,
@@ -350,6 +359,16 @@ const std::string& Suite::workload_of(const std::string& network) const {
   throw std::logic_error("validation: network '" + network + "' is not in the suite");
 }
 
+Suite Suite::read_as(const SetupAlternative& reading) const {
+  Suite s = *this;
+  s.setup = setup.read_as(reading);
+  for (NameMapping& m : s.networks) {
+    if (auto it = reading.networks.find(m.study); it != reading.networks.end())
+      m.gpuscale = it->second;
+  }
+  return s;
+}
+
 Suite load_suite(const std::string& name_or_path) {
   const std::string path = suite_file(name_or_path);
   const std::string folder = fs::path(path).parent_path().string();
@@ -359,13 +378,17 @@ Suite load_suite(const std::string& name_or_path) {
   suite.name = map.string("name", "dgx1-mxnet");
   suite.title = map.string("title", "\"the study's title\"");
   if (const auto* n = map.find("source")) check_source(*n, "source of the suite");
-  suite.setup = read_setup(map.require("setup", "{topology: dgx1-v100, ...}"));
+  suite.setup = read_setup(map.require("setup", "{topology: dgx1-v100, ...}"), folder);
   suite.methods = read_mappings(
       map.require("methods", "{P2P: p2p}"), "methods",
       [](const ConfigNode& n) { return read_one_of(n, "comm method", sim::comm_method_names()); });
   suite.networks = read_mappings(map.require("networks", "{LeNet: lenet}"), "networks",
                                  [&folder](const ConfigNode& n) { return workload_of(n, folder); });
   const SuiteNames names(suite);
+  for (const SetupAlternative& reading : suite.setup.alternatives) {
+    for (const auto& [network, workload] : reading.networks)
+      names.network(ConfigNode::scalar(network, reading.origin));
+  }
   if (const auto* n = map.find("alternatives")) check_alternatives(*n, names, folder);
   for (const ConfigNode* item :
        items_or_one(map.require("tables", "[lenet-speedup.yaml]"), "tables")) {
