@@ -49,6 +49,13 @@ TEST(ModelZoo, EveryShippedModelHasAnExpectedCount) {
   EXPECT_EQ(shipped_workloads().names().size(), expected_params().size());
 }
 
+// A model derived from another (`base:`) is its own file, whatever it inherits.
+TEST(ModelZoo, ADerivedModelNamesItsOwnFile) {
+  EXPECT_TRUE(load_workload("resnet-101").file.ends_with("resnet-101.yaml"));
+  EXPECT_TRUE(load_workload("googlenet-299").file.ends_with("googlenet-299.yaml"));
+  EXPECT_TRUE(load_workload("resnet-50").file.ends_with("resnet-50.yaml"));
+}
+
 TEST(ModelZoo, ParameterCountsMatchPublishedWithinOnePercent) {
   for (const auto& [name, expected] : expected_params()) {
     const Workload w = load_workload(name);

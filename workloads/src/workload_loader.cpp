@@ -343,7 +343,8 @@ Workload load_workload(const std::string& name_or_path, const std::vector<std::s
   MapReader r(doc, "workload file", {"name", "description", "source", "published_params", "dataset",
                                      "input", "precision", "args", "templates", "layers"});
   Workload w;
-  w.file = doc.origin().file;
+  // The file named, not the base it derives from (whose root the merged document keeps).
+  w.file = shipped_workloads().resolve(name_or_path, "", Origin{});
   w.name = r.string("name", "resnet-50");
   w.description = r.optional_string("description").value_or("");
   w.source = r.optional_string("source").value_or("");
