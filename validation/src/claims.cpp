@@ -99,8 +99,8 @@ std::vector<Check> better_speedup(const ClaimParams& p, const Metrics& m) {
   std::vector<Check> checks;
   const double margin = p.margin_pct / 100;
   for (const Case& c : cases(p.networks, p.methods, p.batches, p.gpus)) {
+    const double mine = m.speedup(c.run());
     for (const auto& other : p.better_than) {
-      const double mine = m.speedup(c.run());
       const double theirs = m.speedup({other, c.method, c.gpus, c.batch});
       checks.push_back({fmt::format("{} {} {}: speedup {:.2f} vs {} {:.2f}, ratio", c.network,
                                     c.method, gpus_batch(c.gpus, c.batch), mine, other, theirs),

@@ -127,11 +127,13 @@ std::string mape_summary(const Comparison& c) {
   return out;
 }
 
-// The claims that hold: every check holds.
-int claims_holding(const Comparison& c) {
-  return static_cast<int>(std::count_if(c.claims.begin(), c.claims.end(), [](const ClaimResult& r) {
-    return r.holds == true;
-  }));
+// The claims that hold (every check holds), by id.
+std::vector<std::string> claims_that_hold(const Comparison& c) {
+  std::vector<std::string> ids;
+  for (const ClaimResult& r : c.claims) {
+    if (r.holds == true) ids.push_back(r.id);
+  }
+  return ids;
 }
 
 // What a reading changes, in words: "batch per all GPUs together; 39 decode threads;
@@ -162,7 +164,8 @@ std::string setup_readings_section(const std::vector<SetupReadingResult>& readin
     out += fmt::format("  {:<22} {:>7} {:>7}  bounds: {} of {} hold; claims: {} of {} hold\n",
                        "overall",
                        c.overall_mape_pct ? fmt::format("{:.1f}", *c.overall_mape_pct) : "-",
-                       c.overall_points, held, bounds, claims_holding(c), c.claims.size());
+                       c.overall_points, held, bounds, claims_that_hold(c).size(),
+                       c.claims.size());
   }
   return out;
 }
@@ -277,12 +280,9 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     reading["mape_pct"] = mape;
     reading["bounds_holding"] = held;
     reading["bounds"] = bounds;
-    reading["claims_holding"] = claims_holding(r.comparison);
-    ordered_json held_claims = ordered_json::array();
-    for (const ClaimResult& claim : r.comparison.claims) {
-      if (claim.holds == true) held_claims.push_back(claim.id);
-    }
-    reading["claims_that_hold"] = std::move(held_claims);
+    const std::vector<std::string> held_claims = claims_that_hold(r.comparison);
+    reading["claims_holding"] = held_claims.size();
+    reading["claims_that_hold"] = held_claims;
     setup_readings.push_back(std::move(reading));
   }
   ordered_json points = ordered_json::array();

@@ -339,12 +339,13 @@ Shape read_input(const ConfigNode& node) {
 }  // namespace
 
 Workload load_workload(const std::string& name_or_path, const std::vector<std::string>& overrides) {
-  const ConfigNode doc = load_workload_document(name_or_path, overrides);
+  // The file named, not the base it derives from (whose root the merged document keeps).
+  const std::string file = shipped_workloads().resolve(name_or_path, "", Origin{});
+  const ConfigNode doc = load_workload_document(file, overrides);
   MapReader r(doc, "workload file", {"name", "description", "source", "published_params", "dataset",
                                      "input", "precision", "args", "templates", "layers"});
   Workload w;
-  // The file named, not the base it derives from (whose root the merged document keeps).
-  w.file = shipped_workloads().resolve(name_or_path, "", Origin{});
+  w.file = file;
   w.name = r.string("name", "resnet-50");
   w.description = r.optional_string("description").value_or("");
   w.source = r.optional_string("source").value_or("");
