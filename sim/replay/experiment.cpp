@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -42,6 +43,10 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
                         inputs.setup.allreduce.buffer.value, workspace_of(inputs.compute, w)));
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
+  double gpu_memory = std::numeric_limits<double>::infinity();
+  for (int g : inputs.placement.gpus) {
+    gpu_memory = std::min(gpu_memory, t.devices()[static_cast<size_t>(g)].memory->value);
+  }
 
   json links = json::object();
   json link_uses = json::array();
@@ -60,7 +65,8 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
   }
   json timeline = json::array();
   for (const TimelineEvent& event : r.timeline) {
-    timeline.push_back({event.track, event.name, event.start_s, event.end_s});
+    timeline.push_back({event.track, event.name, event.category, event.start_s, event.end_s,
+                        event.layer, event.algorithm, event.bytes});
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return json{{"topology", t.name()},
@@ -75,6 +81,7 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
               {"memory_gpu0_gb", parts[0].total() / 1e9},
               {"memory_max_other_gb", max_other / 1e9},
               {"memory_before_training_gb", parts[0].before_training() / 1e9},
+              {"gpu_memory_gb", gpu_memory / 1e9},
               {"link_utilisation", links},
               {"link_uses", link_uses},
               {"activities", r.activities},
@@ -89,6 +96,8 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.topology = j["topology"];
   row.workload = c.workload;
   row.comm = c.comm;
+  const wl::FrameworkConfig framework = framework_of(e);
+  row.exchange = framework.describe_exchange(c.comm, allreduce_of(e, framework));
   row.scaling = e.scaling == Scaling::Strong ? "strong" : "weak";
   row.gpus = c.gpus;
   row.batch = c.batch;
@@ -103,6 +112,7 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.memory_gpu0_gb = j["memory_gpu0_gb"];
   row.memory_max_other_gb = j["memory_max_other_gb"];
   row.memory_before_training_gb = j["memory_before_training_gb"];
+  row.gpu_memory_gb = j["gpu_memory_gb"];
   for (const auto& [kind, u] : j["link_utilisation"].items()) {
     row.link_utilisation[kind] = {u["max"], u["mean"]};
   }
@@ -110,7 +120,9 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.activities = j["activities"];
   row.wall_s = j["wall_s"];
   for (const auto& event : j["timeline"]) {
-    row.timeline.events.push_back({event[0], event[1], event[2], event[3]});
+    row.timeline.events.push_back({.track = event[0], .name = event[1], .category = event[2],
+                                   .start_s = event[3], .end_s = event[4], .layer = event[5],
+                                   .algorithm = event[6], .bytes = event[7]});
   }
   return row;
 }

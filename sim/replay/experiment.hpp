@@ -9,6 +9,7 @@
 // by the GPUs (the study's 256K/512K/1M/2M for 1/2/4/8 GPUs).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -78,6 +79,7 @@ struct LinkUse {
 
 struct ResultRow {
   std::string topology, workload, comm, scaling;
+  std::string exchange;  // how the framework ran `comm` (FrameworkConfig::describe_exchange)
   int gpus = 1;
   int batch = 1;
   double iteration_s = 0, epoch_s = 0, speedup = 0, throughput_img_s = 0;
@@ -86,6 +88,9 @@ struct ResultRow {
   double input_wait_s = 0;  // rank 0's GPU, done with a batch, waiting for the next one
   double memory_gpu0_gb = 0, memory_max_other_gb = 0;
   double memory_before_training_gb = 0;  // GPU0 once set up: context, weights, gradients
+  double gpu_memory_gb = 0;               // the memory of the job's smallest GPU
+  // Whether every GPU's predicted memory fits it: a run that does not could not have trained.
+  bool fits_memory() const { return std::max(memory_gpu0_gb, memory_max_other_gb) <= gpu_memory_gb; }
   std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind
   std::vector<LinkUse> link_uses;  // every link direction the exchange used
   long activities = 0;

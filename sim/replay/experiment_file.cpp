@@ -61,7 +61,7 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   if (const auto* n = map.find("images")) e.images = read_integer(*n, "images", 1, 1L << 40);
   if (const auto* n = map.find("fusion_mb")) e.fusion_mb = read_number(*n, "fusion_mb", 0, 1e6);
   if (const auto* n = map.find("fusion_cycle_ms")) {
-    e.fusion_cycle_ms = read_number(*n, "fusion_cycle_ms", 1e-3, 1e6);
+    e.fusion_cycle_ms = read_number(*n, "fusion_cycle_ms", 0, 1e6);
   }
   if (const auto* n = map.find("decode_threads")) {
     e.decode_threads = static_cast<int>(read_integer(*n, "decode_threads", 1, 1024));

@@ -40,11 +40,19 @@ topo::Topology machine_for(const std::string& topology, const std::vector<std::s
 
 Placement place_job(const topo::Topology& t, int gpus) {
   const int per_node = gpus_per_node(t);
-  if (gpus > static_cast<int>(t.gpus().size()) || (gpus > per_node && gpus % per_node != 0)) {
+  const int total = static_cast<int>(t.gpus().size());
+  if (gpus > total && total == per_node) {
     throw ConfigError(Origin{"--gpus", 0},
-                      fmt::format("{} GPUs do not fit '{}' ({} GPUs, {} per node): use at most {} "
-                                  "or whole nodes of a cluster", gpus, t.name(), t.gpus().size(),
-                                  per_node, t.gpus().size()));
+                      fmt::format("{} GPUs do not fit '{}': it has {} GPUs, so use 1 to {}", gpus,
+                                  t.name(), total, total));
+  }
+  if (gpus > total || (gpus > per_node && gpus % per_node != 0)) {
+    // A job takes part of one node or whole nodes (machine_for sizes a cluster to whole nodes).
+    const int below = gpus / per_node * per_node;
+    throw ConfigError(Origin{"--gpus", 0},
+                      fmt::format("{} GPUs do not fit '{}': a job takes 1 to {} GPUs of one node "
+                                  "or whole nodes of {} GPUs, so use {} or {}", gpus, t.name(),
+                                  per_node, per_node, below, below + per_node));
   }
   Placement p;
   const int nodes = std::max(1, gpus / per_node);

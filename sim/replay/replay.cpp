@@ -1,11 +1,14 @@
 #include "sim/replay/replay.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
@@ -110,7 +113,8 @@ class Replay {
   }
 
   // --- Compilation ---------------------------------------------------------------------------
-  // `label` (a function: most runs record no timeline) names the kernel in the timeline.
+  // `label` (a function returning a KernelRecord's description: most runs record no timeline)
+  // names the kernel in the timeline.
   template <class Label>
   NodeId compute_node(int rank, double seconds, const std::vector<NodeId>& deps, Label label) {
     DagExecutor::Spec spec;
@@ -118,8 +122,19 @@ class Replay {
     spec.host = hosts_[static_cast<size_t>(rank)];
     spec.seconds = seconds;
     const NodeId id = dag_.add(std::move(spec), deps);
-    if (s_.record_timeline) kernels_.push_back({id, rank, label()});
+    if (s_.record_timeline) {
+      KernelRecord record = label();
+      record.node = id;
+      record.rank = rank;
+      kernels_.push_back(std::move(record));
+    }
     return id;
+  }
+
+  // A kernel that works on one parameter tensor: its update, the sum of its copies, a copy.
+  KernelRecord tensor_kernel(const char* verb, KernelCategory category, size_t t, double bytes) const {
+    const std::string& tensor = s_.costs->tensors[t].name;
+    return kernel_record(fmt::format("{} {}", verb, tensor), category, tensor, bytes);
   }
 
   std::string layer_name(const wl::Task& task) const {
@@ -356,19 +371,23 @@ class Replay {
       close_bucket();  // the iteration's last, partly filled
       iterations_.push_back(std::move(it));
     }
-    if (!fusion_latches_.empty()) schedule_tick();
+    if (!fusion_latches_.empty() && fusion_on_a_cycle()) schedule_tick();
   }
 
   NodeId kernel(int rank, const wl::Task& task, const std::vector<NodeId>& deps) {
     const compute::LayerTimes& times = layer_times_[static_cast<size_t>(task.layer)];
-    switch (task.kind) {
-      case wl::TaskKind::Forward:
-        return compute_node(rank, times.forward.value, deps, [&] { return "fwd " + layer_name(task); });
-      case wl::TaskKind::BackwardWeights:
-        return compute_node(rank, times.backward_weights.value, deps, [&] { return "bwd-weights " + layer_name(task); });
-      default:
-        return compute_node(rank, times.backward_data.value, deps, [&] { return "bwd-data " + layer_name(task); });
-    }
+    const auto [pass, seconds, verb] =
+        task.kind == wl::TaskKind::Forward
+            ? std::tuple{compute::TrainingPass::forward, times.forward.value, "fwd"}
+        : task.kind == wl::TaskKind::BackwardWeights
+            ? std::tuple{compute::TrainingPass::backward_weights, times.backward_weights.value, "bwd-weights"}
+            : std::tuple{compute::TrainingPass::backward_data, times.backward_data.value, "bwd-data"};
+    return compute_node(rank, seconds, deps, [&] {
+      return kernel_record(
+          fmt::format("{} {}", verb, layer_name(task)),
+          pass == compute::TrainingPass::forward ? KernelCategory::forward : KernelCategory::backward,
+          layer_name(task), 0, s_.compute->pass_plan(task.layer, pass, s_.batch).algorithm);
+    });
   }
 
   // An update kernel on `rank`'s GPU as one engine operation.
@@ -376,7 +395,8 @@ class Replay {
   NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready) {
     NodeId issued = -1;
     const NodeId done = engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], ready, 1, 1, [&](NodeId start) {
-      return compute_node(rank, update_s_[t], {start}, [&] { return "update " + s_.costs->tensors[t].name; });
+      return compute_node(rank, update_s_[t], {start},
+                          [&] { return tensor_kernel("update", KernelCategory::update, t, tensor_bytes_[t]); });
     }, &issued);
     if (rank < compute_ranks_) updates_issued_[static_cast<size_t>(rank)].push_back(issued);
     return done;
@@ -386,7 +406,7 @@ class Replay {
   NodeId local_copy_op(int rank, size_t t, const std::vector<NodeId>& ready) {
     return engine_op(copy_pools_[static_cast<size_t>(rank)], ready, 1, 1, [&](NodeId start) {
       return compute_node(rank, s_.compute->reduction_time(2 * tensor_bytes_[t]).value, {start},
-                          [&] { return "copy " + s_.costs->tensors[t].name; });
+                          [&] { return tensor_kernel("copy", KernelCategory::copy, t, tensor_bytes_[t]); });
     });
   }
 
@@ -416,7 +436,7 @@ class Replay {
         if (ranks_ > 1) {
           merged = engine_op(compute_pools_[static_cast<size_t>(compute_rank(root))], gathered, 1, 1, [&](NodeId start) {
             return compute_node(root, s_.compute->reduction_time((ranks_ + 1) * bytes).value, {start},
-                                [&] { return "sum " + s_.costs->tensors[t].name; });
+                                [&] { return tensor_kernel("sum", KernelCategory::reduction, t, bytes); });
           });
         }
         const NodeId updated = update_op(root, t, {merged});
@@ -472,11 +492,15 @@ class Replay {
     const double copy_s = s_.compute->reduction_time(2 * bytes).value;
     std::vector<NodeId> copied_in, copied_out;
     for (int r = 0; r < compute_ranks_; ++r) {
-      copied_in.push_back(compute_node(r, copy_s, {start}, [] { return std::string("copy into fusion buffer"); }));
+      copied_in.push_back(compute_node(r, copy_s, {start}, [&] {
+        return kernel_record("copy into fusion buffer", KernelCategory::copy, "", bytes);
+      }));
     }
     const NodeId reduced = append_schedule(schedule_for(bytes, 0), join(copied_in));
     for (int r = 0; r < compute_ranks_; ++r) {
-      copied_out.push_back(compute_node(r, copy_s, {reduced}, [] { return std::string("copy out of fusion buffer"); }));
+      copied_out.push_back(compute_node(r, copy_s, {reduced}, [&] {
+        return kernel_record("copy out of fusion buffer", KernelCategory::copy, "", bytes);
+      }));
     }
     return join(copied_out);
   }
@@ -512,6 +536,11 @@ class Replay {
   }
 
   // --- Horovod tensor fusion -----------------------------------------------------------------
+  // Horovod's background thread wakes every `cycle` (HOROVOD_CYCLE_TIME); with a cycle of 0 it
+  // loops without sleeping, so the gradients that became ready while one fused allreduce ran go
+  // out together as soon as it ends, and a gradient ready while nothing runs goes at once.
+  bool fusion_on_a_cycle() const { return s_.allreduce.cycle.value > 0; }
+
   // A latch released when the fused buffer holding tensor `t` has been allreduced; `t` joins the
   // fusion queue once its gradient is `ready`.
   NodeId fuse(int t, NodeId ready) {
@@ -519,7 +548,10 @@ class Replay {
     fusion_latches_.push_back(latch);
     fusion_tensor_.push_back(t);
     const int index = static_cast<int>(fusion_latches_.size()) - 1;
-    dag_.on_done(ready, [this, index](double) { fusion_queue_.push_back(index); });
+    dag_.on_done(ready, [this, index](double) {
+      fusion_queue_.push_back(index);
+      if (!fusion_on_a_cycle() && !fusion_busy_) launch_fused();
+    });
     return latch;
   }
 
@@ -529,6 +561,12 @@ class Replay {
   }
 
   void on_tick() {
+    launch_fused();
+    if (launched_ < static_cast<int>(fusion_latches_.size())) schedule_tick();
+  }
+
+  // The queued gradients, in ready order, packed into buffers and allreduced one after another.
+  void launch_fused() {
     std::vector<int> ready;
     ready.swap(fusion_queue_);
     auto bytes_of = [this](int index) {
@@ -554,7 +592,12 @@ class Replay {
       }
       launched_ += static_cast<int>(buffer.size());
     }
-    if (launched_ < static_cast<int>(fusion_latches_.size())) schedule_tick();
+    if (ready.empty() || fusion_on_a_cycle()) return;
+    fusion_busy_ = true;
+    dag_.on_done(last_fused_, [this](double) {
+      fusion_busy_ = false;
+      if (!fusion_queue_.empty()) launch_fused();
+    });
   }
 
   // --- Measurements --------------------------------------------------------------------------
@@ -632,6 +675,7 @@ class Replay {
   std::vector<int> fusion_tensor_;
   std::vector<int> fusion_queue_;
   NodeId last_fused_ = -1;
+  bool fusion_busy_ = false;  // a fused allreduce runs (cycle 0 only)
   struct Bucket {
     std::vector<NodeId> latches, ready;
     double bytes = 0;

@@ -71,32 +71,65 @@ class TimelineBuilder {
 
 }  // namespace
 
+const char* to_string(KernelCategory category) {
+  switch (category) {
+    case KernelCategory::forward: return "forward";
+    case KernelCategory::backward: return "backward";
+    case KernelCategory::update: return "update";
+    case KernelCategory::reduction: return "reduction";
+    case KernelCategory::copy: return "copy";
+  }
+  return "kernel";
+}
+
+KernelRecord kernel_record(std::string name, KernelCategory category, std::string layer,
+                           double bytes, std::string algorithm) {
+  KernelRecord record;
+  record.name = std::move(name);
+  record.category = category;
+  record.layer = std::move(layer);
+  record.algorithm = std::move(algorithm);
+  record.bytes = bytes;
+  return record;
+}
+
 std::vector<TimelineEvent> replay_timeline(const topo::Topology& topology,
                                            const topo::Router& router, const std::vector<int>& gpus,
                                            const DagExecutor& dag, ScheduleCompiler& compiler,
                                            const std::vector<KernelRecord>& kernels) {
   TimelineBuilder builder(topology, router, gpus);
   const auto& ops = compiler.appended_ops();
-  auto span = [&dag](std::string track, std::string name, NodeId node) {
-    return TimelineEvent{std::move(track), std::move(name), dag.start_time(node),
-                         dag.end_time(node)};
+  auto span = [&dag](std::string track, std::string name, std::string category, NodeId node) {
+    TimelineEvent event;
+    event.track = std::move(track);
+    event.name = std::move(name);
+    event.category = std::move(category);
+    event.start_s = dag.start_time(node);
+    event.end_s = dag.end_time(node);
+    return event;
   };
   // Each GPU's events together, kernels first, so that its two tracks sit side by side.
   std::vector<std::vector<TimelineEvent>> kernel_events(gpus.size()), copy_events(gpus.size());
   for (const KernelRecord& k : kernels) {
-    kernel_events[static_cast<size_t>(k.rank)].push_back(
-        span(builder.gpu_name(k.rank) + " kernels", k.name, k.node));
+    TimelineEvent event = span(builder.gpu_name(k.rank) + " kernels", k.name, to_string(k.category), k.node);
+    event.layer = k.layer;
+    event.algorithm = k.algorithm;
+    event.bytes = k.bytes;
+    kernel_events[static_cast<size_t>(k.rank)].push_back(std::move(event));
   }
   std::unordered_map<NodeId, size_t> op_of_node;
   for (size_t i = 0; i < ops.size(); ++i) {
     const ScheduleCompiler::AppendedOp& op = ops[i];
     op_of_node[op.node] = i;
-    const std::string name = op.kind == coll::Op::Kind::Reduce
-                                 ? fmt::format("reduce ({}) {}", op.algorithm,
-                                               format_bytes(Bytes{op.bytes}))
-                                 : builder.copy_name(op);
-    copy_events[static_cast<size_t>(op.src)].push_back(
-        span(builder.gpu_name(op.src) + " copies", name, op.node));
+    const bool reduction = op.kind == coll::Op::Kind::Reduce;
+    const std::string name = reduction ? fmt::format("reduce ({}) {}", op.algorithm,
+                                                     format_bytes(Bytes{op.bytes}))
+                                       : builder.copy_name(op);
+    TimelineEvent event = span(builder.gpu_name(op.src) + " copies", name,
+                               reduction ? "reduction" : "transfer", op.node);
+    event.algorithm = op.algorithm;
+    event.bytes = op.bytes;
+    copy_events[static_cast<size_t>(op.src)].push_back(std::move(event));
   }
   std::vector<TimelineEvent> events;
   for (size_t rank = 0; rank < gpus.size(); ++rank) {
@@ -109,7 +142,15 @@ std::vector<TimelineEvent> replay_timeline(const topo::Topology& topology,
     const auto& op = ops[op_of_node.at(leg.node)];
     const std::string name = builder.leg_name(op, leg.leg);
     for (const topo::Hop& hop : compiler.leg_hops(op.src, op.dst, leg.leg)) {
-      events.push_back({builder.link_track(hop), name, leg.start, leg.end});
+      TimelineEvent event;
+      event.track = builder.link_track(hop);
+      event.name = name;
+      event.category = "link";
+      event.start_s = leg.start;
+      event.end_s = leg.end;
+      event.algorithm = op.algorithm;
+      event.bytes = op.bytes;
+      events.push_back(std::move(event));
     }
   }
   return events;

@@ -20,11 +20,23 @@
 
 namespace gpuscale::sim {
 
+// What a GPU kernel does, as a trace viewer filters it (the event's `cat`).
+enum class KernelCategory { forward, backward, update, reduction, copy };
+const char* to_string(KernelCategory category);
+
 struct KernelRecord {
-  DagExecutor::NodeId node;
-  int rank;
-  std::string name;  // "fwd conv1"
+  DagExecutor::NodeId node = -1;
+  int rank = 0;
+  std::string name;       // "fwd conv1"
+  KernelCategory category = KernelCategory::forward;
+  std::string layer;      // the layer, or the parameter tensor of an update, sum or copy
+  std::string algorithm;  // a convolution's algorithm ("winograd"); empty for other kernels
+  double bytes = 0;       // what an update, sum or copy works on; 0 for a layer's kernels
 };
+
+// A kernel's description; its node and rank are set where it is added to the DAG.
+KernelRecord kernel_record(std::string name, KernelCategory category, std::string layer,
+                           double bytes = 0, std::string algorithm = {});
 
 // `gpus`: device indices in rank order. The DAG must have recorded its legs (record_legs) and
 // the compiler its ops (record_ops).

@@ -31,16 +31,28 @@ std::vector<int> assign_lanes(const std::vector<const TimelineEvent*>& events) {
   return lane;
 }
 
+ordered_json args_of(const TimelineEvent& e) {
+  ordered_json args = ordered_json::object();
+  if (!e.layer.empty()) args["layer"] = e.layer;
+  if (!e.algorithm.empty()) args["algorithm"] = e.algorithm;
+  if (e.bytes > 0) args["bytes"] = e.bytes;
+  return args;
+}
+
+// A metadata event (a process's or a thread's name or place), in Chrome's own category.
+ordered_json metadata(const char* name, size_t pid, ordered_json args) {
+  return {{"name", name}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", pid}, {"args", std::move(args)}};
+}
+
 }  // namespace
 
 std::string chrome_trace_json(const std::vector<Timeline>& timelines) {
   ordered_json events = ordered_json::array();
-  for (size_t pid = 0; pid < timelines.size(); ++pid) {
-    const Timeline& timeline = timelines[pid];
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid},
-                      {"args", {{"name", timeline.title}}}});
-    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid},
-                      {"args", {{"sort_index", pid}}}});
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    const Timeline& timeline = timelines[i];
+    const size_t pid = i + 1;
+    events.push_back(metadata("process_name", pid, {{"name", timeline.title}}));
+    events.push_back(metadata("process_sort_index", pid, {{"sort_index", pid}}));
     std::vector<std::string> tracks;
     std::map<std::string, std::vector<const TimelineEvent*>> by_track;
     for (const TimelineEvent& e : timeline.events) {
@@ -55,18 +67,22 @@ std::string chrome_trace_json(const std::vector<Timeline>& timelines) {
       const int lanes = *std::max_element(lane.begin(), lane.end()) + 1;
       for (int l = 0; l < lanes; ++l) {
         const std::string name = l == 0 ? track : track + " #" + std::to_string(l + 1);
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid + l},
-                          {"args", {{"name", name}}}});
-        events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid},
-                          {"tid", tid + l}, {"args", {{"sort_index", tid + l}}}});
+        ordered_json thread_name = metadata("thread_name", pid, {{"name", name}});
+        thread_name["tid"] = tid + l;
+        events.push_back(std::move(thread_name));
+        ordered_json thread_index = metadata("thread_sort_index", pid, {{"sort_index", tid + l}});
+        thread_index["tid"] = tid + l;
+        events.push_back(std::move(thread_index));
       }
       for (size_t i = 0; i < list.size(); ++i) {
         events.push_back({{"name", list[i]->name},
+                          {"cat", list[i]->category},
                           {"ph", "X"},
                           {"pid", pid},
                           {"tid", tid + lane[i]},
                           {"ts", list[i]->start_s * kMicroseconds},
-                          {"dur", (list[i]->end_s - list[i]->start_s) * kMicroseconds}});
+                          {"dur", (list[i]->end_s - list[i]->start_s) * kMicroseconds},
+                          {"args", args_of(*list[i])}});
       }
       tid += lanes;
     }

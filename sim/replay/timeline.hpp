@@ -14,10 +14,16 @@
 namespace gpuscale::sim {
 
 struct TimelineEvent {
-  std::string track;  // "gpu0 kernels", "gpu0 copies", "nvlink gpu0>gpu1"
-  std::string name;   // "fwd conv1", "p2p 281.1 MB gpu0>gpu5 leg 2/2"
+  std::string track;     // "gpu0 kernels", "gpu0 copies", "nvlink gpu0>gpu1"
+  std::string name;      // "fwd conv1", "p2p 281.1 MB gpu0>gpu5 leg 2/2"
+  std::string category;  // the trace's `cat`: "forward", "backward", "update", "copy", "link", ...
   double start_s = 0;
   double end_s = 0;
+  // The trace's `args`, each where it applies: the layer (or parameter tensor), the convolution
+  // or collective algorithm, the bytes moved.
+  std::string layer;
+  std::string algorithm;
+  double bytes = 0;
 };
 
 struct Timeline {
@@ -26,6 +32,7 @@ struct Timeline {
 };
 
 // The trace file's text. Tracks keep the order of their first event's appearance in `events`.
+// Timeline i is process i + 1 (some viewers drop pid 0); every event has a category.
 std::string chrome_trace_json(const std::vector<Timeline>& timelines);
 
 }  // namespace gpuscale::sim

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 
+#include "sim/core/csv.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/sweep/run_hash.hpp"
@@ -104,6 +105,7 @@ JsonRow row_json(const SweepRow& row) {
           {"topology", r.topology},
           {"workload", row.run.config.workload},
           {"comm", row.run.config.comm},
+          {"exchange", r.exchange},
           {"routing", routing_of(e)},
           {"fusion_mb", sim::allreduce_buffer_mb(e)},
           {"protocol", e.protocol},
@@ -123,29 +125,29 @@ JsonRow row_json(const SweepRow& row) {
           {"exposed_comm_s", r.exposed_comm_s},
           {"memory_gpu0_gb", r.memory_gpu0_gb},
           {"memory_max_other_gb", r.memory_max_other_gb},
+          {"gpu_memory_gb", r.gpu_memory_gb},
+          {"fits_memory", r.fits_memory()},
           {"max_link_utilisation", max_use},
           {"link_utilisation", links}};
 }
 
 std::string rows_csv(const std::vector<JsonRow>& rows) {
   static const std::vector<std::string> columns = {
-      "index", "hash", "machine", "topology", "workload", "comm", "routing", "fusion_mb", "protocol",
+      "index", "hash", "machine", "topology", "workload", "comm", "exchange", "routing", "fusion_mb", "protocol",
       "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup",
       "efficiency", "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "exposed_comm_s",
-      "memory_gpu0_gb", "memory_max_other_gb", "max_link_utilisation"};
-  std::string out;
-  for (const std::string& c : columns) out += (out.empty() ? "" : ",") + c;
-  out += "\n";
+      "memory_gpu0_gb", "memory_max_other_gb", "gpu_memory_gb", "fits_memory",
+      "max_link_utilisation"};
+  std::string out = csv_record(columns);
   for (const JsonRow& row : rows) {
-    std::string line;
+    std::vector<std::string> cells;
     for (const std::string& c : columns) {
       const auto& v = row[c];
-      const std::string cell = v.is_string() ? v.get<std::string>()
-                               : v.is_number_float() ? fmt::format("{:.9g}", v.get<double>())
-                                                     : v.dump();
-      line += (line.empty() ? "" : ",") + cell;
+      cells.push_back(v.is_string() ? v.get<std::string>()
+                      : v.is_number_float() ? fmt::format("{:.9g}", v.get<double>())
+                                            : v.dump());
     }
-    out += line + "\n";
+    out += csv_record(cells);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -64,6 +65,102 @@ TEST(CliRun, UnknownMethodOrTooManyGpusIsOneLineAndExitTwo) {
     EXPECT_TRUE(r.out.empty()) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+TEST(CliRun, AMistypedFlagIsNamedWithTheFlagMeant) {
+  for (const auto& [args, meant] : {std::pair{" run --gpu 8", "'--gpus'"},
+                                    std::pair{" run --gpus=2 --bacth 16", "'--batch'"},
+                                    std::pair{" topo route --bites 1MiB", "'--bytes'"}}) {
+    const auto r = run_command(kGpuscale + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_THAT(r.err, ::testing::HasSubstr("unknown option")) << args;
+    EXPECT_THAT(r.err, ::testing::HasSubstr(std::string("did you mean ") + meant)) << r.err;
+  }
+}
+
+TEST(CliRun, AGpuCountThatDoesNotFitSaysWhichCountsDo) {
+  const auto machine = run_command(kGpuscale + " run --gpus 16");
+  EXPECT_EQ(machine.status, 2);
+  EXPECT_THAT(machine.err, ::testing::HasSubstr("it has 8 GPUs, so use 1 to 8")) << machine.err;
+  const auto cluster = run_command(kGpuscale + " run --topology lassen --gpus 6");
+  EXPECT_EQ(cluster.status, 2);
+  EXPECT_THAT(cluster.err, ::testing::HasSubstr("1 to 4 GPUs of one node or whole nodes of 4 GPUs, "
+                                              "so use 4 or 8")) << cluster.err;
+  EXPECT_THAT(cluster.err, ::testing::Not(::testing::HasSubstr("at most"))) << cluster.err;
+}
+
+TEST(CliRun, AConfigurationThatDoesNotFitItsGpusIsMarkedWarnedAndWithStrictAnError) {
+  const std::string base = kGpuscale + " run --workload resnet-50 --gpus 1 --comm nccl --without input";
+  const auto fits = run_command(base + " --batch 16 --format json");
+  ASSERT_EQ(fits.status, 0) << fits.err;
+  EXPECT_TRUE(nlohmann::json::parse(fits.out)["results"][0]["fits_memory"].get<bool>());
+  EXPECT_THAT(fits.err, ::testing::Not(::testing::HasSubstr("warning")));
+
+  const auto json = run_command(base + " --batch 4096 --format json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto row = nlohmann::json::parse(json.out)["results"][0];
+  EXPECT_FALSE(row["fits_memory"].get<bool>());
+  EXPECT_GT(row["memory_gb"]["gpu0"].get<double>(), row["memory_gb"]["gpu_capacity"].get<double>());
+  EXPECT_DOUBLE_EQ(row["memory_gb"]["gpu_capacity"].get<double>(), 16.0);  // dgx1-v100's V100s
+  EXPECT_THAT(json.err, ::testing::HasSubstr("warning: resnet-50 nccl 1 GPUs batch 4096 needs"));
+
+  const auto table = run_command(base + " --batch 4096");
+  EXPECT_THAT(table.out, ::testing::HasSubstr(" fits\n"));
+  EXPECT_THAT(table.out, ::testing::HasSubstr(" NO\n"));
+  const auto csv = run_command(base + " --batch 4096 --format csv");
+  EXPECT_THAT(csv.out, ::testing::HasSubstr(",gpu_memory_gb,fits_memory\n"));
+  EXPECT_THAT(csv.out, ::testing::HasSubstr(",16,false\n"));
+
+  const auto strict = run_command(base + " --batch 4096 --strict");
+  EXPECT_EQ(strict.status, 2);
+  EXPECT_TRUE(strict.out.empty());  // nothing half-written
+  EXPECT_THAT(strict.err, ::testing::HasSubstr("--strict: resnet-50 nccl 1 GPUs batch 4096 needs"));
+}
+
+// Horovod's background thread wakes every 5 ms, so a fused allreduce starts on a tick and the
+// iteration snaps to the cycle; a cycle of 0 (the thread never sleeps) lets the machine show.
+TEST(CliRun, AFusionCycleOfZeroRemovesTheTickAndOutputsNameTheExchange) {
+  auto iteration = [](const std::string& args) {
+    const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 8 --batch 32 "
+                               "--comm nccl --without input --format json " + args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto row = nlohmann::json::parse(r.out)["results"][0];
+    return std::pair{row["iteration_s"].get<double>(), row["exchange"].get<std::string>()};
+  };
+  const auto [ticked, ticked_exchange] = iteration("");
+  EXPECT_EQ(ticked_exchange, "mxnet: horovod fusion 64 MiB every 5 ms");
+  const double cycles = ticked / 5e-3;
+  EXPECT_NEAR(cycles, std::round(cycles), 1e-6);
+  const auto [free, free_exchange] = iteration("--fusion-cycle-ms 0");
+  EXPECT_EQ(free_exchange, "mxnet: horovod fusion 64 MiB with no cycle");
+  EXPECT_LT(free, ticked);
+  const double free_cycles = free / 5e-3;
+  EXPECT_GT(std::abs(free_cycles - std::round(free_cycles)), 1e-3);  // off the 5 ms grid
+  // Without the tick, two machines no longer give the same iteration.
+  EXPECT_NE(iteration("--fusion-cycle-ms 0 --topology lassen").first, free);
+
+  const std::string file = testing::write_temp_file("no-cycle.yaml", "workload: lenet\ngpus: 2\n"
+                                                                     "comm: nccl\nfusion_cycle_ms: 0\n");
+  const auto table = run_command(kGpuscale + " run " + file + " --comm nccl,p2p");
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_THAT(table.out, ::testing::HasSubstr("exchange: nccl = mxnet: horovod fusion 64 MiB with no cycle\n"));
+  EXPECT_THAT(table.out, ::testing::HasSubstr("exchange: p2p = mxnet: kvstore=device per key\n"));
+  const auto csv = run_command(kGpuscale + " run " + file + " --format csv");
+  EXPECT_THAT(csv.out, ::testing::HasSubstr("comm,exchange,gpus"));
+  EXPECT_THAT(csv.out, ::testing::HasSubstr(",nccl,mxnet: horovod fusion 64 MiB with no cycle,2,"));
+}
+
+TEST(CliRun, CsvQuotesAFieldHoldingACommaOrAQuote) {
+  const std::string machine = testing::write_temp_file(
+      "comma-machine.yaml", "base: dgx1-v100\nname: 'dgx1, \"fast\" links'\n");
+  const auto r = run_command(kGpuscale + " run --topology " + machine +
+                             " --workload lenet --gpus 1 --batch 16 --comm nccl --format csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string row = r.out.substr(r.out.find('\n') + 1);
+  EXPECT_TRUE(row.starts_with("\"dgx1, \"\"fast\"\" links\",lenet,nccl,")) << row;
+  EXPECT_NE(row.find(",1,16,strong,"), std::string::npos) << row;
 }
 
 TEST(CliRun, ExperimentFileGivesWhatItsFlagsGiveAndFlagsOverrideIt) {
@@ -138,6 +235,44 @@ TEST(CliRun, TraceHasATrackPerGpuAndPerLinkAndKernelsThatDoNotOverlapInALane) {
       EXPECT_LE(list[i - 1].first + list[i - 1].second, list[i].first + 1e-6) << thread_names[thread];
     }
   }
+}
+
+// Some viewers drop pid 0 or events without a category; the args say what a span did.
+TEST(CliRun, TraceEventsHaveAPidFromOneACategoryAndArgs) {
+  const std::string trace = std::string(GPUSCALE_TEST_TMPDIR) + "/run-trace-args.json";
+  std::remove(trace.c_str());
+  const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 1,2 --batch 16 "
+                             "--comm p2p --trace " + trace);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  std::set<int> pids;
+  std::set<std::string> categories, algorithms;
+  bool layer_seen = false, bytes_seen = false;
+  for (const auto& e : j["traceEvents"]) {
+    pids.insert(e["pid"].get<int>());
+    ASSERT_TRUE(e.contains("cat")) << e.dump();
+    categories.insert(e["cat"].get<std::string>());
+    if (e["ph"] != "X") continue;
+    const auto& args = e["args"];
+    if (e["cat"] == "forward" || e["cat"] == "backward") {
+      EXPECT_TRUE(args.contains("layer")) << e.dump();
+      layer_seen = true;
+      if (args.contains("algorithm")) algorithms.insert(args["algorithm"].get<std::string>());
+    }
+    if (e["cat"] == "transfer" || e["cat"] == "link") {
+      EXPECT_EQ(args["algorithm"], "copy") << e.dump();  // the kvstore's own copies
+      EXPECT_GT(args["bytes"].get<double>(), 0) << e.dump();
+      bytes_seen = true;
+    }
+  }
+  EXPECT_EQ(pids, (std::set<int>{1, 2}));  // one process per configuration, from 1
+  for (const char* c : {"__metadata", "forward", "backward", "update", "transfer", "link"}) {
+    EXPECT_TRUE(categories.contains(c)) << c;
+  }
+  EXPECT_TRUE(layer_seen);
+  EXPECT_TRUE(bytes_seen);
+  EXPECT_FALSE(algorithms.empty());  // ResNet-50's convolutions name their cuDNN algorithm
 }
 
 // A trace's complete events ("X") by track, lanes ("... #2") folded into their track.

@@ -94,6 +94,29 @@ TEST(CliSweep, DecodeThreadsAreAnAxis) {
   EXPECT_NE(r.out.find("decode_threads"), std::string::npos);  // the varied axis in the table
 }
 
+// ResNet-50 at batch 2048 needs far more than a V100's 16 GB: the run is marked in every output.
+TEST(CliSweep, RunsThatDoNotFitTheirGpusAreMarked) {
+  const std::string study = testing::write_temp_file(
+      "too-big.yaml",
+      "name: too-big\n"
+      "base: {workload: resnet-50, gpus: 1, comm: nccl, images: 25600, without: input}\n"
+      "axes:\n"
+      "  batch: [16, 2048]\n");
+  const std::string out = out_dir("too-big");
+  const auto r = run_command(kGpuscale + " sweep " + study + " --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = results(out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_TRUE(j["rows"][0]["fits_memory"].get<bool>());
+  EXPECT_FALSE(j["rows"][1]["fits_memory"].get<bool>());
+  const std::string csv = read_file(fs::path(out) / "results.csv");
+  EXPECT_NE(csv.find(",fits_memory,"), std::string::npos);
+  EXPECT_NE(csv.find(",16,true,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",16,false,"), std::string::npos) << csv;
+  EXPECT_NE(r.out.find(" NO\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("1 of 2 runs need more memory than their GPUs have"), std::string::npos);
+}
+
 TEST(CliSweep, AResumedStudyRunsNothingTwiceAndAnExtendedOneOnlyItsNewRuns) {
   const std::string study = testing::write_temp_file("resume.yaml", kTinyStudy);
   const std::string out = out_dir("resume");

@@ -14,6 +14,7 @@
 
 #include "sim/compute/compute_model.hpp"
 #include "sim/compute/conv_model.hpp"
+#include "sim/core/csv.hpp"
 #include "sim/core/units.hpp"
 #include "sim/replay/compute_setup.hpp"
 #include "workloads/src/framework.hpp"
@@ -161,9 +162,9 @@ std::string layer_times_csv(const LayerTimesReport& r) {
   std::string out = "layer,type,pass,time_us,algorithm,workspace_bytes\n";
   for (const LayerRow& row : r.layers) {
     for (const PassTime& p : row.passes) {
-      out += fmt::format("{},{},{},{:.9g},{},{}\n", row.name, row.type, to_string(p.pass),
-                         micros(p.plan.time), p.plan.algorithm,
-                         is_conv(p.plan) ? fmt::format("{:.0f}", p.plan.workspace_bytes) : "");
+      out += csv_record({row.name, row.type, to_string(p.pass),
+                         fmt::format("{:.9g}", micros(p.plan.time)), p.plan.algorithm,
+                         is_conv(p.plan) ? fmt::format("{:.0f}", p.plan.workspace_bytes) : ""});
     }
   }
   for (TrainingPass pass : kPasses) {

@@ -12,6 +12,7 @@
 #include "tools/gpuscale/run_command.hpp"
 #include "tools/gpuscale/sweep_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
+#include "tools/gpuscale/unknown_options.hpp"
 #include "tools/gpuscale/validate_command.hpp"
 #include "tools/gpuscale/workload_command.hpp"
 
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_fit_command(app);
   gpuscale::cli::add_sweep_command(app);
   try {
+    gpuscale::cli::check_long_options(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

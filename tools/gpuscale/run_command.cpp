@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 
+#include "sim/core/csv.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/replay/experiment.hpp"
@@ -26,7 +28,9 @@ struct RunOptions {
   std::string format = "table";
   std::string trace;         // Chrome / Perfetto trace file
   double fusion_mb = 0;      // --fusion-mb, when given
+  double fusion_cycle_ms = 0;  // --fusion-cycle-ms, when given
   int decode_threads = 4;    // --decode-threads, when given
+  bool strict = false;       // a configuration that does not fit its GPUs' memory is an error
 };
 
 // The experiment file's settings (or the defaults), then every flag given on the command line.
@@ -49,6 +53,7 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   }
   if (given("--images")) e.images = f.images;
   if (given("--fusion-mb")) e.fusion_mb = o.fusion_mb;
+  if (given("--fusion-cycle-ms")) e.fusion_cycle_ms = o.fusion_cycle_ms;
   if (given("--decode-threads")) e.decode_threads = o.decode_threads;
   if (given("--protocol")) e.protocol = f.protocol;
   if (given("--profile")) e.profile = f.profile;
@@ -85,6 +90,7 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
     results.push_back({{"topology", r.topology},
                        {"workload", r.workload},
                        {"comm", r.comm},
+                       {"exchange", r.exchange},
                        {"gpus", r.gpus},
                        {"batch", r.batch},
                        {"scaling", r.scaling},
@@ -97,7 +103,10 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
                        {"wu_s", r.wu_s},
                        {"input_wait_s", r.input_wait_s},
                        {"exposed_comm_s", r.exposed_comm_s},
-                       {"memory_gb", {{"gpu0", r.memory_gpu0_gb}, {"max_other", r.memory_max_other_gb}}},
+                       {"memory_gb", {{"gpu0", r.memory_gpu0_gb},
+                                      {"max_other", r.memory_max_other_gb},
+                                      {"gpu_capacity", r.gpu_memory_gb}}},
+                       {"fits_memory", r.fits_memory()},
                        {"link_utilisation", links},
                        {"simulated_activities", r.activities}});
   }
@@ -106,33 +115,70 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
 
 std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   std::string out =
-      "topology,workload,comm,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
-      "throughput_img_s,fpbp_s,wu_s,input_wait_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb\n";
+      "topology,workload,comm,exchange,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
+      "throughput_img_s,fpbp_s,wu_s,input_wait_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb,"
+      "gpu_memory_gb,fits_memory\n";
+  const auto g = [](double v, int digits) { return fmt::format("{:.{}g}", v, digits); };
   for (const sim::ResultRow& r : rows) {
-    out += fmt::format("{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},{:.9g},{:.9g},{:.9g},{:.4g},{:.4g}\n",
-                       r.topology, r.workload, r.comm, r.gpus, r.batch, r.scaling, r.iteration_s,
-                       r.epoch_s, r.setup_s, r.speedup, r.throughput_img_s, r.fpbp_s, r.wu_s,
-                       r.input_wait_s, r.exposed_comm_s, r.memory_gpu0_gb, r.memory_max_other_gb);
+    out += csv_record({r.topology, r.workload, r.comm, r.exchange, std::to_string(r.gpus),
+                       std::to_string(r.batch), r.scaling, g(r.iteration_s, 9), g(r.epoch_s, 9),
+                       g(r.setup_s, 9), g(r.speedup, 6), g(r.throughput_img_s, 6), g(r.fpbp_s, 9),
+                       g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.exposed_comm_s, 9),
+                       g(r.memory_gpu0_gb, 4), g(r.memory_max_other_gb, 4),
+                       g(r.gpu_memory_gb, 4), r.fits_memory() ? "true" : "false"});
   }
   return out;
 }
 
+// "exchange: nccl = mxnet: horovod fusion 64 MiB every 5 ms", one line per method.
+std::string exchange_legend(const std::vector<sim::ResultRow>& rows) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const sim::ResultRow& r : rows) {
+    if (seen.insert(r.comm).second) out += fmt::format("exchange: {} = {}\n", r.comm, r.exchange);
+  }
+  return out + (out.empty() ? "" : "\n");
+}
+
 std::string results_table(const std::vector<sim::ResultRow>& rows) {
-  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}\n",
+  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n",
                                 "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
-                                "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "GPU0 GB", "other GB");
+                                "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "GPU0 GB", "other GB",
+                                "fits");
   std::string previous;
   for (const sim::ResultRow& r : rows) {
     const std::string group = r.topology + r.workload + r.comm;
     if (!previous.empty() && group != previous) out += "\n";
     previous = group;
-    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8}\n",
+    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} {:>4}\n",
                        r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
                        r.speedup, r.throughput_img_s, r.fpbp_s * 1e3, r.wu_s * 1e3,
                        r.input_wait_s * 1e3, r.memory_gpu0_gb,
-                       r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-");
+                       r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-",
+                       r.fits_memory() ? "yes" : "NO");
   }
   return out;
+}
+
+// "resnet-50 p2p 8 GPUs batch 100000 needs 15728.07 GB on a GPU of 16 GB".
+std::string memory_shortfall(const sim::ResultRow& r) {
+  return fmt::format("{} {} {} GPUs batch {} needs {:.2f} GB on a GPU of {:.4g} GB", r.workload,
+                     r.comm, r.gpus, r.batch, std::max(r.memory_gpu0_gb, r.memory_max_other_gb),
+                     r.gpu_memory_gb);
+}
+
+// Every configuration that could not have trained is named on stderr, or, with --strict, is an
+// error before anything is written.
+void check_memory(const std::vector<sim::ResultRow>& rows, bool strict) {
+  for (const sim::ResultRow& r : rows) {
+    if (r.fits_memory()) continue;
+    if (strict) {
+      throw ConfigError(Origin{"--strict", 0}, memory_shortfall(r) + ": lower --batch or use GPUs "
+                                                                     "with more memory");
+    }
+    std::cerr << "gpuscale: warning: " << memory_shortfall(r)
+              << ": it would not fit (the table marks it; --strict makes it an error)\n";
+  }
 }
 
 void run(const RunOptions& o, const CLI::App& cmd) {
@@ -146,6 +192,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                                total, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
     }
   });
+  check_memory(rows, o.strict);
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
   if (o.format == "json") {
@@ -157,7 +204,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                       "on 1 GPU)\n\n",
                       rows.empty() ? "" : rows[0].topology,
                       experiment.images > 0 ? std::to_string(experiment.images) : "dataset");
-    out += results_table(rows);
+    out += exchange_legend(rows) + results_table(rows);
   }
   if (!o.trace.empty()) write_output_file(o.trace, trace_of(rows), Origin{"--trace", 0});
   std::cout << out;
@@ -200,6 +247,11 @@ void add_run_command(CLI::App& app) {
                                                "buffer or DDP's bucket cap (default: the "
                                                "framework's; 0: one allreduce per tensor)")
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--fusion-cycle-ms", o->fusion_cycle_ms, "Horovod's cycle, ms, for frameworks "
+                                                         "that fuse on a cycle (default: the "
+                                                         "framework's, 5; 0: no sleep, a buffer "
+                                                         "goes as soon as the previous is done)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--decode-threads", o->decode_threads, "Threads decoding and augmenting the "
                                                          "input for all GPUs of a process "
                                                          "(default: the framework's)")
@@ -224,6 +276,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
+  cmd->add_flag("--strict", o->strict, "Fail when a configuration does not fit its GPUs' memory "
+                                      "(default: a warning and a NO in the fits column)");
   cmd->add_option("--trace", o->trace, "Write a Chrome/Perfetto timeline (JSON) of every "
                                        "configuration: kernels and copies per GPU, transfers "
                                        "per link");

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <utility>
 #include <thread>
 
 #include "sim/core/error.hpp"
@@ -57,6 +60,17 @@ std::string axis_cell(const sweep::JsonRow& row, const std::string& axis) {
   return v.is_string() ? v.get<std::string>() : fmt::format("{:g}", v.get<double>());
 }
 
+// "exchange: nccl = mxnet: horovod fusion 64 MiB every 5 ms", one line per method and exchange.
+std::string exchange_legend(const std::vector<sweep::JsonRow>& rows) {
+  std::string out;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& row : rows) {
+    const std::pair<std::string, std::string> pair{row["comm"], row["exchange"]};
+    if (seen.insert(pair).second) out += fmt::format("exchange: {} = {}\n", pair.first, pair.second);
+  }
+  return out;
+}
+
 // The varied axes, then what was predicted: one line per run.
 std::string sweep_table(const sweep::Study& study, const std::vector<sweep::JsonRow>& rows) {
   std::vector<std::string> axes = study.axes;
@@ -69,15 +83,16 @@ std::string sweep_table(const sweep::Study& study, const std::vector<sweep::Json
   }
   std::string out;
   for (size_t a = 0; a < axes.size(); ++a) out += fmt::format("{:<{}} ", axes[a], widths[a]);
-  out += fmt::format("{:>10} {:>10} {:>7} {:>6} {:>9} {:>9} {:>8}\n", "iter ms", "epoch s",
-                     "speedup", "eff %", "FP+BP ms", "WU ms", "GPU0 GB");
+  out += fmt::format("{:>10} {:>10} {:>7} {:>6} {:>9} {:>9} {:>8} {:>4}\n", "iter ms", "epoch s",
+                     "speedup", "eff %", "FP+BP ms", "WU ms", "GPU0 GB", "fits");
   for (const auto& row : rows) {
     for (size_t a = 0; a < axes.size(); ++a) out += fmt::format("{:<{}} ", axis_cell(row, axes[a]), widths[a]);
-    out += fmt::format("{:>10.2f} {:>10.1f} {:>7.2f} {:>6.0f} {:>9.2f} {:>9.2f} {:>8.2f}\n",
+    out += fmt::format("{:>10.2f} {:>10.1f} {:>7.2f} {:>6.0f} {:>9.2f} {:>9.2f} {:>8.2f} {:>4}\n",
                        row["iteration_s"].get<double>() * 1e3, row["epoch_s"].get<double>(),
                        row["speedup"].get<double>(), row["efficiency"].get<double>() * 100,
                        row["fpbp_s"].get<double>() * 1e3, row["wu_s"].get<double>() * 1e3,
-                       row["memory_gpu0_gb"].get<double>());
+                       row["memory_gpu0_gb"].get<double>(),
+                       row.value("fits_memory", true) ? "yes" : "NO");
   }
   return out;
 }
@@ -94,6 +109,12 @@ void run_study(const SweepCommandOptions& o) {
                                           : report::write_sweep_plots(study, outcome.rows, o.plot_dir);
   std::vector<sweep::JsonRow> rows;
   for (const sweep::SweepRow& row : outcome.rows) rows.push_back(sweep::row_json(row));
+  const auto too_big = std::count_if(outcome.rows.begin(), outcome.rows.end(),
+                                     [](const sweep::SweepRow& r) { return !r.result.fits_memory(); });
+  if (too_big > 0) {
+    std::cerr << fmt::format("gpuscale: warning: {} of {} runs need more memory than their GPUs "
+                             "have (fits_memory false, NO in the table)\n", too_big, rows.size());
+  }
   if (o.format == "json") {
     std::cout << nlohmann::ordered_json(rows).dump(1) << "\n";
   } else if (o.format == "csv") {
@@ -101,7 +122,7 @@ void run_study(const SweepCommandOptions& o) {
   } else {
     std::cout << fmt::format("{}: {} runs ({} simulated, {} cached) -> {}/results.csv\n\n", study.name,
                              rows.size(), outcome.simulated, outcome.cached, options.out_dir)
-              << sweep_table(study, rows);
+              << exchange_legend(rows) << "\n" << sweep_table(study, rows);
     if (!figures.empty()) std::cout << fmt::format("\nwrote {} figures to {}\n", figures.size(), o.plot_dir);
   }
 }

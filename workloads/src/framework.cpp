@@ -68,7 +68,10 @@ AllreduceModel read_allreduce(const ConfigNode& node) {
   } else {
     const ConfigNode& cycle = r.require("cycle", "5 ms");
     a.cycle = read_seconds(cycle, "allreduce cycle");
-    if (a.cycle.value <= 0) throw ConfigError(cycle.origin(), "allreduce cycle must be positive");
+    if (a.cycle.value < 0) {
+      throw ConfigError(cycle.origin(), "allreduce cycle must be 0 (no sleep between Horovod's "
+                                        "cycles) or positive");
+    }
   }
   return a;
 }
@@ -175,6 +178,28 @@ ExchangeLayout FrameworkConfig::exchange_layout(const std::string& comm) const {
 std::optional<topo::RoutingMode> FrameworkConfig::copy_routing(const std::string& comm) const {
   if (exchange_layout(comm) != ExchangeLayout::KvstoreDevice) return std::nullopt;
   return copies_without_peer_access;
+}
+
+std::string FrameworkConfig::describe_exchange(const std::string& comm,
+                                               const AllreduceModel& grouping) const {
+  std::string how;
+  switch (exchange_layout(comm)) {
+    case ExchangeLayout::KvstoreDevice: how = "kvstore=device per key"; break;
+    case ExchangeLayout::KvstoreNccl: how = "kvstore=nccl per key"; break;
+    case ExchangeLayout::Allreduce: {
+      const std::string buffer = fmt::format("{:.4g} MiB", grouping.buffer.value / (1 << 20));
+      if (grouping.buffer.value <= 0) {
+        how = "one allreduce per tensor";
+      } else if (grouping.grouping == AllreduceGrouping::Buckets) {
+        how = fmt::format("ddp buckets of {}", buffer);
+      } else if (grouping.cycle.value > 0) {
+        how = fmt::format("horovod fusion {} every {:g} ms", buffer, grouping.cycle.value * 1e3);
+      } else {
+        how = fmt::format("horovod fusion {} with no cycle", buffer);
+      }
+    }
+  }
+  return name + ": " + how;
 }
 
 bool FrameworkConfig::process_per_gpu(const std::string& comm) const {

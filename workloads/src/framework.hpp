@@ -97,7 +97,7 @@ enum class AllreduceGrouping {
 struct AllreduceModel {
   AllreduceGrouping grouping = AllreduceGrouping::FusionCycle;
   Bytes buffer{64.0 * 1024 * 1024};  // fusion buffer or bucket cap; 0: one allreduce per tensor
-  Seconds cycle{5e-3};               // FusionCycle only
+  Seconds cycle{5e-3};               // FusionCycle only; 0: no sleep between cycles
   Bytes first_bucket{0};             // Buckets only
 };
 
@@ -155,6 +155,10 @@ struct FrameworkConfig {
   // routing: the framework's own rule where it makes the copies itself (kvstore_device), else
   // empty (the machine's routing).
   std::optional<topo::RoutingMode> copy_routing(const std::string& comm) const;
+  // How `comm` exchanges gradients here, with `grouping` (this framework's `allreduce` as the
+  // experiment overrides it), in the words outputs print: "mxnet: kvstore=device per key",
+  // "mxnet: horovod fusion 64 MiB every 5 ms".
+  std::string describe_exchange(const std::string& comm, const AllreduceModel& grouping) const;
   // Whether each GPU has a training process (and Python thread) of its own for `comm`: an
   // allreduce is launched one process per GPU (Horovod, mpirun), whatever the framework.
   bool process_per_gpu(const std::string& comm) const;
