@@ -72,12 +72,11 @@ struct RingSteps {
 // As choose_nccl_protocol, for any ring collective of `steps` over `ranks` ranks: NCCL's
 //   ring_latency(steps) + steps/ranks * bytes * wire_ratio / (channels * bandwidth)
 // (tuning.cc converts bus bandwidth to algorithm bandwidth by ranks/steps for rings).
-Protocol choose_nccl_ring_protocol(double bytes, int ranks, RingSteps steps, int channels,
-                                   double channel_bandwidth_Bps,
-                                   const std::vector<NcclProtocol>& allowed = {NcclProtocol::LL,
-                                                                               NcclProtocol::LL128,
-                                                                               NcclProtocol::Simple},
-                                   IntraLink link = IntraLink::NvLink);
+Protocol choose_nccl_ring_protocol(
+    double bytes, int ranks, RingSteps steps, int channels, double channel_bandwidth_Bps,
+    const std::vector<NcclProtocol>& allowed = {NcclProtocol::LL, NcclProtocol::LL128,
+                                                NcclProtocol::Simple},
+    IntraLink link = IntraLink::NvLink);
 
 // NCCL's protocol for a point-to-point send of `bytes` (all-to-all is one per peer): LL up to
 // NCCL_P2P_LL_THRESHOLD (16384 bytes by default, NVIDIA/nccl src/enqueue.cc), else Simple.

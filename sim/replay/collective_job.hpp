@@ -1,6 +1,6 @@
-// One collective (allreduce by default) simulated alone on a machine, its GPUs, nodes and channel rings laid out as
-// `gpuscale run` lays a job (machine_setup.hpp) and its NCCL protocol chosen as the replay
-// chooses it (protocol_choice.hpp): what `gpuscale collective` prints and
+// One collective (allreduce by default) simulated alone on a machine, its GPUs, nodes and channel
+// rings laid out as `gpuscale run` lays a job (machine_setup.hpp) and its NCCL protocol chosen as
+// the replay chooses it (protocol_choice.hpp): what `gpuscale collective` prints and
 // tools/bench/bench_replay times.
 //
 // Reductions (the MPI family, p2p, nccl_reduce_bcast; NCCL rings fuse them into the copy) cost GPU

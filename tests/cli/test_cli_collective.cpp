@@ -56,8 +56,9 @@ RingFigures ring_figures(const std::string& machine) {
       for (const topo::Leg& leg : router.route(ring[i], ring[(i + 1) % ring.size()]).legs) {
         latency += leg.latency(t).value;
         for (const topo::Hop& hop : leg.hops) {
-          const double share = t.links()[static_cast<size_t>(hop.link)].effective_bandwidth().value /
-                               rings_on[{hop.link, hop.forward}];
+          const topo::Link& link = t.links()[static_cast<size_t>(hop.link)];
+          const double share =
+              link.effective_bandwidth().value / rings_on[{hop.link, hop.forward}];
           f.channel_Bps = std::min(f.channel_Bps, share);
         }
       }
