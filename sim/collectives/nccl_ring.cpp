@@ -84,8 +84,9 @@ void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r, int pa
 // Grouped sends: every rank to every other, S/p each, all after one step of protocol latency.
 void append_all_to_all(ScheduleBuilder& b, const CollectiveRequest& r) {
   const int p = r.ranks;
-  const int inter_steps = node_count(r) > 1 ? 1 : 0;
-  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(1, inter_steps), {});
+  const RingSteps steps = nccl_ring_steps(Collective::AllToAll, p, node_count(r));
+  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(steps.steps, steps.inter_steps),
+                                        {});
   const double bytes = r.bytes / p * r.protocol.wire_ratio;
   for (int offset = 1; offset < p; ++offset) {
     for (int src = 0; src < p; ++src) b.transfer(src, (src + offset) % p, bytes, 1, start);

@@ -91,16 +91,16 @@ Protocol choose_nccl_protocol(double bytes, int ranks, int nodes, int channels,
                               double channel_bandwidth_Bps,
                               const std::vector<NcclProtocol>& allowed, IntraLink link) {
   if (nodes < 1) throw std::invalid_argument("choose_nccl_protocol: nodes must be > 0");
-  const RingSteps steps{2 * (ranks - 1), 2 * (nodes - 1)};
-  return choose_nccl_ring_protocol(bytes, ranks, steps, channels, channel_bandwidth_Bps, allowed,
-                                   link);
+  if (ranks < 1) throw std::invalid_argument("choose_nccl_protocol: ranks must be > 0");
+  const RingSteps steps{2 * (ranks - 1), 2 * (nodes - 1), 2.0 * (ranks - 1) / ranks};
+  return choose_nccl_ring_protocol(bytes, steps, channels, channel_bandwidth_Bps, allowed, link);
 }
 
-Protocol choose_nccl_ring_protocol(double bytes, int ranks, RingSteps steps, int channels,
+Protocol choose_nccl_ring_protocol(double bytes, RingSteps steps, int channels,
                                    double channel_bandwidth_Bps,
                                    const std::vector<NcclProtocol>& allowed, IntraLink link) {
   if (allowed.empty()) throw std::invalid_argument("choose_nccl_protocol: no protocol allowed");
-  if (ranks < 1 || channels < 1 || !(channel_bandwidth_Bps > 0)) {
+  if (channels < 1 || !(channel_bandwidth_Bps > 0)) {
     throw std::invalid_argument("choose_nccl_protocol: ranks, nodes, channels, bandwidth > 0");
   }
   Protocol best;
@@ -108,7 +108,7 @@ Protocol choose_nccl_ring_protocol(double bytes, int ranks, RingSteps steps, int
   for (NcclProtocol kind : allowed) {
     const Protocol p = nccl_protocol(kind, link);
     const double time = p.ring_latency_s(steps.steps, steps.inter_steps) +
-                        steps.steps / double(ranks) * bytes * p.wire_ratio /
+                        steps.edge_share * bytes * p.wire_ratio /
                             (channels * channel_bandwidth_Bps);
     if (time < best_time) {
       best_time = time;

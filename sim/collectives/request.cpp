@@ -50,15 +50,16 @@ Collective collective_by_name(std::string_view name) {
 }
 
 RingSteps nccl_ring_steps(Collective kind, int ranks, int nodes) {
+  const double p = ranks;
   switch (kind) {
-    case Collective::AllReduce: return {2 * (ranks - 1), 2 * (nodes - 1)};
+    case Collective::AllReduce: return {2 * (ranks - 1), 2 * (nodes - 1), 2 * (p - 1) / p};
     case Collective::AllGather:
-    case Collective::ReduceScatter: return {ranks - 1, nodes - 1};
+    case Collective::ReduceScatter: return {ranks - 1, nodes - 1, (p - 1) / p};
+    case Collective::AllToAll: return {1, nodes > 1 ? 1 : 0, 1 / p};
     case Collective::Reduce:
-    case Collective::Broadcast:
-    case Collective::AllToAll: break;
+    case Collective::Broadcast: break;
   }
-  return {ranks, nodes};
+  return {ranks - 1, nodes - 1, 1};
 }
 
 void check_request(const CollectiveRequest& r) {

@@ -39,11 +39,14 @@ struct CollectiveRequest {
   Protocol protocol = nccl_protocol(NcclProtocol::Simple);
 };
 
-// The pipeline steps NCCL's cost model charges a ring collective of `kind` over `ranks` ranks on
-// `nodes` nodes, and how many of them cross the network (NVIDIA/nccl src/graph/tuning.cc,
-// ncclTopoTuneModel: nsteps, nInterSteps): allreduce 2(p-1), 2(n-1); allgather and reducescatter
-// p-1, n-1; the others p, n. What choose_nccl_protocol weighs; the schedules' own latencies are
-// in each builder.
+// The pipeline steps NCCL's cost model charges a collective of `kind` over `ranks` ranks on
+// `nodes` nodes, how many of them cross the network (NVIDIA/nccl src/graph/tuning.cc,
+// ncclTopoTuneModel: nsteps, nInterSteps), and the share of S each edge carries: allreduce 2(p-1),
+// 2(n-1), 2(p-1)/p; allgather, reducescatter p-1, n-1, (p-1)/p; broadcast and reduce p-1, n-1, 1
+// (NCCL charges them p, n; gpuscale's chains have p-1 hops and pay p-1, n-1, as protocol.hpp
+// says). All-to-all, which NCCL's model leaves out, is one step, over the network when the ranks
+// span nodes, and 1/p (nccl_ring.cpp). What nccl_ring's schedules pay, and what
+// choose_nccl_ring_protocol weighs.
 RingSteps nccl_ring_steps(Collective kind, int ranks, int nodes);
 
 // Throws ConfigError (one line, "collective request: ...") when the request is malformed: ranks

@@ -29,7 +29,7 @@ coll::Protocol ProtocolChoice::for_collective(coll::Collective kind, double byte
   const int ranks = static_cast<int>(gpus_.size());
   if (kind == coll::Collective::AllToAll) return coll::choose_nccl_p2p_protocol(bytes / ranks);
   const int channels = std::max<int>(1, static_cast<int>(rings_.size()));
-  return coll::choose_nccl_ring_protocol(bytes, ranks, coll::nccl_ring_steps(kind, ranks, nodes_),
+  return coll::choose_nccl_ring_protocol(bytes, coll::nccl_ring_steps(kind, ranks, nodes_),
                                          channels, channel_bandwidth());
 }
 

@@ -612,23 +612,30 @@ TEST(Protocols, ChoiceWeighsEachCollectivesSteps) {
   EXPECT_EQ(nccl_ring_steps(Collective::AllReduce, 16, 2).inter_steps, 2);
   EXPECT_EQ(nccl_ring_steps(Collective::AllGather, 16, 2).steps, 15);
   EXPECT_EQ(nccl_ring_steps(Collective::ReduceScatter, 16, 2).inter_steps, 1);
-  EXPECT_EQ(nccl_ring_steps(Collective::Broadcast, 16, 2).steps, 16);
+  EXPECT_EQ(nccl_ring_steps(Collective::Broadcast, 16, 2).steps, 15);
+  EXPECT_EQ(nccl_ring_steps(Collective::AllToAll, 16, 2).steps, 1);
+  EXPECT_EQ(nccl_ring_steps(Collective::AllToAll, 16, 1).inter_steps, 0);
+  EXPECT_DOUBLE_EQ(nccl_ring_steps(Collective::AllReduce, 16, 2).edge_share, 30.0 / 16);
+  EXPECT_DOUBLE_EQ(nccl_ring_steps(Collective::AllGather, 16, 2).edge_share, 15.0 / 16);
+  EXPECT_DOUBLE_EQ(nccl_ring_steps(Collective::Broadcast, 16, 2).edge_share, 1.0);
   for (double bytes = 1e3; bytes < 1e10; bytes *= 1.7) {
     EXPECT_EQ(choose_nccl_protocol(bytes, 8, 2, 6, 20e9).name,
-              choose_nccl_ring_protocol(bytes, 8, {14, 2}, 6, 20e9).name)
+              choose_nccl_ring_protocol(bytes, {14, 2, 14.0 / 8}, 6, 20e9).name)
         << bytes;
   }
   // Simple overtakes LL128 where its cheaper wire (1 against 128/120) pays for its dearer hops:
   // base + s hop + s/p S w/(C B) equal for both at S = (1.5 s - 1.6) us * 15 C B p / s, so an
   // allgather (s = 7 on 8 ranks) turns to Simple at a smaller S than an allreduce (s = 14).
-  auto switch_point = [](RingSteps steps) {
+  auto switch_point = [](Collective kind) {
     double bytes = 1e3;
-    while (choose_nccl_ring_protocol(bytes, 8, steps, 6, 20e9).name != "simple") bytes *= 1.001;
+    const RingSteps steps = nccl_ring_steps(kind, 8, 1);
+    while (choose_nccl_ring_protocol(bytes, steps, 6, 20e9).name != "simple") bytes *= 1.001;
     return bytes;
   };
-  for (int steps : {7, 14}) {
+  for (Collective kind : {Collective::AllGather, Collective::AllReduce}) {
+    const int steps = kind == Collective::AllGather ? 7 : 14;
     const double expected = (1.5 * steps - 1.6) * 1e-6 * 15 * 6 * 20e9 * 8 / steps;
-    EXPECT_NEAR(switch_point({steps, 0}) / expected, 1.0, 0.002) << steps;
+    EXPECT_NEAR(switch_point(kind) / expected, 1.0, 0.002) << to_string(kind);
   }
   EXPECT_EQ(choose_nccl_p2p_protocol(16384).name, "ll");
   EXPECT_EQ(choose_nccl_p2p_protocol(16385).name, "simple");
