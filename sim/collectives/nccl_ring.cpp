@@ -67,26 +67,25 @@ std::vector<int> append_chains(ScheduleBuilder& b, const CollectiveRequest& r,
   return flows;
 }
 
-// `passes` passes round every channel's ring (allreduce 2, allgather and reducescatter 1): per
-// edge one flow of passes (p-1)/p * S/C * wire_ratio, latency paid passes (p-1) times, after
-// NCCL's latency for passes (p-1) steps, passes (n-1) of them inter-node.
-void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r, int passes) {
-  const int p = r.ranks, nodes = node_count(r);
-  const int steps = passes * (p - 1);
-  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(steps, passes * (nodes - 1)), {});
+// Allreduce (two passes round every channel's ring), allgather or reducescatter (one): per edge
+// one flow of NCCL's edge share of S/C (nccl_ring_steps) x wire_ratio, its latency paid once per
+// step, after NCCL's latency for those steps.
+void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r) {
+  const int p = r.ranks;
+  const RingSteps s = nccl_ring_steps(r.kind, p, node_count(r));
+  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), {});
   const auto rings = channel_rings(r);
-  const double bytes = double(steps) / p * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
+  const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
   for (const auto& ring : rings) {
-    for (int i = 0; i < p; ++i) b.transfer(ring[i], ring[(i + 1) % p], bytes, steps, start);
+    for (int i = 0; i < p; ++i) b.transfer(ring[i], ring[(i + 1) % p], bytes, s.steps, start);
   }
 }
 
 // Grouped sends: every rank to every other, S/p each, all after one step of protocol latency.
 void append_all_to_all(ScheduleBuilder& b, const CollectiveRequest& r) {
   const int p = r.ranks;
-  const RingSteps steps = nccl_ring_steps(Collective::AllToAll, p, node_count(r));
-  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(steps.steps, steps.inter_steps),
-                                        {});
+  const RingSteps s = nccl_ring_steps(Collective::AllToAll, p, node_count(r));
+  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), {});
   const double bytes = r.bytes / p * r.protocol.wire_ratio;
   for (int offset = 1; offset < p; ++offset) {
     for (int src = 0; src < p; ++src) b.transfer(src, (src + offset) % p, bytes, 1, start);
@@ -110,9 +109,9 @@ Schedule build_nccl_ring(const CollectiveRequest& r) {
   switch (r.kind) {
     case Collective::Reduce: append_nccl_ring_reduce(b, r, {}); break;
     case Collective::Broadcast: append_nccl_ring_broadcast(b, r, {}); break;
-    case Collective::AllReduce: append_ring_pipeline(b, r, 2); break;
+    case Collective::AllReduce:
     case Collective::AllGather:
-    case Collective::ReduceScatter: append_ring_pipeline(b, r, 1); break;
+    case Collective::ReduceScatter: append_ring_pipeline(b, r); break;
     case Collective::AllToAll: append_all_to_all(b, r); break;
   }
   return b.finish();
