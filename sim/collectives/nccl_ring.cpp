@@ -54,10 +54,10 @@ std::vector<int> chain_of(const std::vector<int>& ring, int root, Direction dire
 std::vector<int> append_chains(ScheduleBuilder& b, const CollectiveRequest& r,
                                const std::vector<int>& deps, Direction direction) {
   const auto rings = channel_rings(r);
-  const int nodes = node_count(r);
-  const double latency = r.protocol.ring_latency_s(r.ranks - 1, nodes - 1);
-  const std::vector<int> start = b.gate(latency, deps);
-  const double bytes = r.bytes / double(rings.size()) * r.protocol.wire_ratio;
+  // Reduce and broadcast chains cost the same (nccl_reduce_bcast calls this for an allreduce).
+  const RingSteps s = nccl_ring_steps(Collective::Broadcast, r.ranks, node_count(r));
+  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), deps);
+  const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
   std::vector<int> flows;
   for (const auto& ring : rings) {
     for (int flow : pipelined_chain(b, chain_of(ring, r.root, direction), bytes, start)) {

@@ -101,7 +101,7 @@ Protocol choose_nccl_ring_protocol(double bytes, RingSteps steps, int channels,
                                    const std::vector<NcclProtocol>& allowed, IntraLink link) {
   if (allowed.empty()) throw std::invalid_argument("choose_nccl_protocol: no protocol allowed");
   if (channels < 1 || !(channel_bandwidth_Bps > 0)) {
-    throw std::invalid_argument("choose_nccl_protocol: ranks, nodes, channels, bandwidth > 0");
+    throw std::invalid_argument("choose_nccl_protocol: channels and bandwidth must be > 0");
   }
   Protocol best;
   double best_time = INFINITY;
