@@ -12,7 +12,7 @@
 
 namespace gpuscale::coll {
 
-Schedule build_nccl_ring(const CollectiveRequest& request);          // allreduce, reduce, broadcast
+Schedule build_nccl_ring(const CollectiveRequest& request);          // every collective
 Schedule build_nccl_reduce_bcast(const CollectiveRequest& request);  // allreduce
 Schedule build_nccl_tree(const CollectiveRequest& request);          // allreduce
 Schedule build_ring(const CollectiveRequest& request);               // allreduce

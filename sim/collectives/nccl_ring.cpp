@@ -1,4 +1,5 @@
-// nccl_ring: NCCL's ring allreduce, reduce and broadcast, flow-level.
+// nccl_ring: NCCL's ring allreduce, allgather, reducescatter, reduce and broadcast, flow-level,
+// and NCCL's all-to-all (which has no ring: NCCL runs it as grouped sends and receives).
 //
 // NCCL cuts the message into chunks that travel each channel's ring; the reduction is fused into
 // the copy kernel, so there are no Reduce ops. Allreduce takes 2(p-1) steps (reduce-scatter, then
@@ -11,9 +12,27 @@
 // on C contention-free channels of bandwidth B and route latency alpha, n nodes. Contention
 // between channels sharing a link is the replay's business. O(C p) ops.
 //
+// Allgather and reducescatter are the two halves of that ring (NCCL's all_gather.h and
+// reduce_scatter.h run p-1 of its steps), S the gathered output or the scattered input
+// (request.hpp): per channel one flow per edge of (p-1)/p * S/C * wire_ratio, latency paid p-1
+// times, after NCCL's latency for p-1 steps, n-1 of them inter-node:
+//   T = [base + (p-1 - (n-1)) hop_intra + (n-1) hop_inter] + (p-1) alpha
+//       + (p-1)/p * S * wire_ratio / (C B)
+// so that allgather + reducescatter is the allreduce plus one base latency.
+//
 // Reduce (broadcast): per channel a chain along the ring ending (starting) at the root, p-1 edges
 // each carrying S/C * wire_ratio, the latency paid p-1 times (NCCL's PipelineTo/PipelineFrom):
 //   T = [base + (p-1 - (n-1)) hop_intra + (n-1) hop_inter] + (p-1) alpha + S wire_ratio / (C B).
+//
+// All-to-all: NCCL has no all-to-all collective before 2.28 (ncclAlltoAll); nccl-tests'
+// alltoall.cu (AlltoAllRunColl) then issues, inside one ncclGroupStart/End, an ncclSend and an
+// ncclRecv of S/p for every peer, which NCCL progresses concurrently. So each rank sends one
+// direct flow of S/p * wire_ratio to each of the p-1 others (its own block is a local copy, not
+// modelled), all at once after one step of protocol latency [?]: NCCL's model has no p2p
+// latency, so base + one hop (inter-node when the ranks span nodes) stands for it:
+//   T = [base + hop] + alpha + S/p * wire_ratio / B   without contention;
+// with it, each rank's links carry (p-1)/p * S, which is nccl-tests' busbw for all-to-all.
+// p(p-1) ops: 261,632 at 512 ranks, what NCCL itself moves.
 #include "sim/collectives/algorithms.hpp"
 
 namespace gpuscale::coll {
@@ -35,10 +54,10 @@ std::vector<int> chain_of(const std::vector<int>& ring, int root, Direction dire
 std::vector<int> append_chains(ScheduleBuilder& b, const CollectiveRequest& r,
                                const std::vector<int>& deps, Direction direction) {
   const auto rings = channel_rings(r);
-  const int nodes = node_count(r);
-  const double latency = r.protocol.ring_latency_s(r.ranks - 1, nodes - 1);
-  const std::vector<int> start = b.gate(latency, deps);
-  const double bytes = r.bytes / double(rings.size()) * r.protocol.wire_ratio;
+  // Reduce and broadcast chains cost the same (nccl_reduce_bcast calls this for an allreduce).
+  const RingSteps s = nccl_ring_steps(Collective::Broadcast, r.ranks, node_count(r));
+  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), deps);
+  const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
   std::vector<int> flows;
   for (const auto& ring : rings) {
     for (int flow : pipelined_chain(b, chain_of(ring, r.root, direction), bytes, start)) {
@@ -46,6 +65,31 @@ std::vector<int> append_chains(ScheduleBuilder& b, const CollectiveRequest& r,
     }
   }
   return flows;
+}
+
+// Allreduce (two passes round every channel's ring), allgather or reducescatter (one): per edge
+// one flow of NCCL's edge share of S/C (nccl_ring_steps) x wire_ratio, its latency paid once per
+// step, after NCCL's latency for those steps.
+void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r) {
+  const int p = r.ranks;
+  const RingSteps s = nccl_ring_steps(r.kind, p, node_count(r));
+  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), {});
+  const auto rings = channel_rings(r);
+  const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
+  for (const auto& ring : rings) {
+    for (int i = 0; i < p; ++i) b.transfer(ring[i], ring[(i + 1) % p], bytes, s.steps, start);
+  }
+}
+
+// Grouped sends: every rank to every other, S/p each, all after one step of protocol latency.
+void append_all_to_all(ScheduleBuilder& b, const CollectiveRequest& r) {
+  const int p = r.ranks;
+  const RingSteps s = nccl_ring_steps(Collective::AllToAll, p, node_count(r));
+  const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), {});
+  const double bytes = r.bytes / p * r.protocol.wire_ratio;
+  for (int offset = 1; offset < p; ++offset) {
+    for (int src = 0; src < p; ++src) b.transfer(src, (src + offset) % p, bytes, 1, start);
+  }
 }
 
 }  // namespace
@@ -62,19 +106,13 @@ std::vector<int> append_nccl_ring_broadcast(ScheduleBuilder& b, const Collective
 
 Schedule build_nccl_ring(const CollectiveRequest& r) {
   ScheduleBuilder b("nccl_ring", r);
-  if (r.kind == Collective::Reduce) {
-    append_nccl_ring_reduce(b, r, {});
-  } else if (r.kind == Collective::Broadcast) {
-    append_nccl_ring_broadcast(b, r, {});
-  } else {
-    const int p = r.ranks, nodes = node_count(r);
-    const int steps = 2 * (p - 1);
-    const std::vector<int> start = b.gate(r.protocol.ring_latency_s(steps, 2 * (nodes - 1)), {});
-    const auto rings = channel_rings(r);
-    const double bytes = double(steps) / p * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
-    for (const auto& ring : rings) {
-      for (int i = 0; i < p; ++i) b.transfer(ring[i], ring[(i + 1) % p], bytes, steps, start);
-    }
+  switch (r.kind) {
+    case Collective::Reduce: append_nccl_ring_reduce(b, r, {}); break;
+    case Collective::Broadcast: append_nccl_ring_broadcast(b, r, {}); break;
+    case Collective::AllReduce:
+    case Collective::AllGather:
+    case Collective::ReduceScatter: append_ring_pipeline(b, r); break;
+    case Collective::AllToAll: append_all_to_all(b, r); break;
   }
   return b.finish();
 }

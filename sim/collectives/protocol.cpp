@@ -90,18 +90,25 @@ Protocol protocol_by_name(std::string_view name, IntraLink link) {
 Protocol choose_nccl_protocol(double bytes, int ranks, int nodes, int channels,
                               double channel_bandwidth_Bps,
                               const std::vector<NcclProtocol>& allowed, IntraLink link) {
+  if (nodes < 1) throw std::invalid_argument("choose_nccl_protocol: nodes must be > 0");
+  if (ranks < 1) throw std::invalid_argument("choose_nccl_protocol: ranks must be > 0");
+  const RingSteps steps{2 * (ranks - 1), 2 * (nodes - 1), 2.0 * (ranks - 1) / ranks};
+  return choose_nccl_ring_protocol(bytes, steps, channels, channel_bandwidth_Bps, allowed, link);
+}
+
+Protocol choose_nccl_ring_protocol(double bytes, RingSteps steps, int channels,
+                                   double channel_bandwidth_Bps,
+                                   const std::vector<NcclProtocol>& allowed, IntraLink link) {
   if (allowed.empty()) throw std::invalid_argument("choose_nccl_protocol: no protocol allowed");
-  if (ranks < 1 || nodes < 1 || channels < 1 || !(channel_bandwidth_Bps > 0)) {
-    throw std::invalid_argument("choose_nccl_protocol: ranks, nodes, channels, bandwidth > 0");
+  if (channels < 1 || !(channel_bandwidth_Bps > 0)) {
+    throw std::invalid_argument("choose_nccl_protocol: channels and bandwidth must be > 0");
   }
-  const int steps = 2 * (ranks - 1);
-  const int inter_steps = nodes > 1 ? 2 * (nodes - 1) : 0;
   Protocol best;
   double best_time = INFINITY;
   for (NcclProtocol kind : allowed) {
     const Protocol p = nccl_protocol(kind, link);
-    const double time = p.ring_latency_s(steps, inter_steps) +
-                        steps / double(ranks) * bytes * p.wire_ratio /
+    const double time = p.ring_latency_s(steps.steps, steps.inter_steps) +
+                        steps.edge_share * bytes * p.wire_ratio /
                             (channels * channel_bandwidth_Bps);
     if (time < best_time) {
       best_time = time;
@@ -109,6 +116,11 @@ Protocol choose_nccl_protocol(double bytes, int ranks, int nodes, int channels,
     }
   }
   return best;
+}
+
+Protocol choose_nccl_p2p_protocol(double bytes, IntraLink link) {
+  constexpr double kP2pLLThreshold = 16384;  // bytes; NCCL_P2P_LL_THRESHOLD's default
+  return nccl_protocol(bytes <= kP2pLLThreshold ? NcclProtocol::LL : NcclProtocol::Simple, link);
 }
 
 }  // namespace gpuscale::coll

@@ -62,4 +62,25 @@ Protocol choose_nccl_protocol(double bytes, int ranks, int nodes, int channels,
                                                                           NcclProtocol::Simple},
                               IntraLink link = IntraLink::NvLink);
 
+// A ring collective in NCCL's model (request.hpp: nccl_ring_steps gives it per collective): its
+// pipeline steps, `inter_steps` of them over the network, and the bytes each ring edge carries
+// per byte of the collective's size (allreduce 2(p-1)/p, allgather (p-1)/p, broadcast 1).
+struct RingSteps {
+  int steps = 0;
+  int inter_steps = 0;
+  double edge_share = 0;
+};
+
+// As choose_nccl_protocol, for any ring collective:
+//   ring_latency(steps, inter_steps) + edge_share * bytes * wire_ratio / (channels * bandwidth).
+Protocol choose_nccl_ring_protocol(
+    double bytes, RingSteps steps, int channels, double channel_bandwidth_Bps,
+    const std::vector<NcclProtocol>& allowed = {NcclProtocol::LL, NcclProtocol::LL128,
+                                                NcclProtocol::Simple},
+    IntraLink link = IntraLink::NvLink);
+
+// NCCL's protocol for a point-to-point send of `bytes` (all-to-all is one per peer): LL up to
+// NCCL_P2P_LL_THRESHOLD (16384 bytes by default, NVIDIA/nccl src/enqueue.cc), else Simple.
+Protocol choose_nccl_p2p_protocol(double bytes, IntraLink link = IntraLink::NvLink);
+
 }  // namespace gpuscale::coll

@@ -14,12 +14,16 @@ namespace {
 constexpr Collective kAll = Collective::AllReduce;
 constexpr Collective kReduce = Collective::Reduce;
 constexpr Collective kBcast = Collective::Broadcast;
+constexpr Collective kGather = Collective::AllGather;
+constexpr Collective kScatter = Collective::ReduceScatter;
+constexpr Collective kAllToAll = Collective::AllToAll;
 
 }  // namespace
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> table = {
-      {"nccl_ring", {kAll, kReduce, kBcast}, "NCCL ring, pipelined (flow-level)", build_nccl_ring},
+      {"nccl_ring", {kAll, kReduce, kBcast, kGather, kScatter, kAllToAll},
+       "NCCL ring, pipelined (flow-level); all-to-all as grouped sends", build_nccl_ring},
       {"nccl_reduce_bcast", {kAll}, "MXNet kvstore=nccl: ncclReduce then ncclBcast",
        build_nccl_reduce_bcast},
       {"nccl_tree", {kAll}, "NCCL double binary tree across nodes, pipelined", build_nccl_tree},
@@ -49,13 +53,29 @@ const Algorithm& find_algorithm(std::string_view name) {
   throw ConfigError({}, unknown_name_message("algorithm", name, algorithm_names()));
 }
 
+bool implements(const Algorithm& algorithm, Collective kind) {
+  const auto& kinds = algorithm.collectives;
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+std::vector<std::string> algorithms_implementing(Collective kind) {
+  std::vector<std::string> names;
+  for (const auto& a : algorithms()) {
+    if (implements(a, kind)) names.push_back(a.name);
+  }
+  return names;
+}
+
 Schedule build_schedule(std::string_view algorithm, const CollectiveRequest& request) {
   const Algorithm& a = find_algorithm(algorithm);
-  if (std::find(a.collectives.begin(), a.collectives.end(), request.kind) == a.collectives.end()) {
+  if (!implements(a, request.kind)) {
     std::vector<std::string> kinds;
     for (Collective c : a.collectives) kinds.push_back(to_string(c));
-    throw ConfigError({}, fmt::format("algorithm '{}' does not implement {} (it implements: {})",
-                                      a.name, to_string(request.kind), fmt::join(kinds, ", ")));
+    throw ConfigError({}, fmt::format("algorithm '{}' does not implement {} (it implements: {}; "
+                                      "{} is implemented by: {})",
+                                      a.name, to_string(request.kind), fmt::join(kinds, ", "),
+                                      to_string(request.kind),
+                                      fmt::join(algorithms_implementing(request.kind), ", ")));
   }
   check_request(request);
   if (request.ranks < 2 || request.bytes == 0) {

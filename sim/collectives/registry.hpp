@@ -21,6 +21,10 @@ struct Algorithm {
 const std::vector<Algorithm>& algorithms();
 std::vector<std::string> algorithm_names();
 
+bool implements(const Algorithm& algorithm, Collective kind);
+// The names of the algorithms that implement `kind`, in table order.
+std::vector<std::string> algorithms_implementing(Collective kind);
+
 // Throws ConfigError "unknown algorithm 'rnig' (did you mean 'ring'?)".
 const Algorithm& find_algorithm(std::string_view name);
 

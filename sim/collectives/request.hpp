@@ -4,18 +4,29 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/collectives/protocol.hpp"
 
 namespace gpuscale::coll {
 
-enum class Collective { AllReduce, Reduce, Broadcast };
-const char* to_string(Collective kind);  // "allreduce", "reduce", "broadcast"
+// The collectives of NCCL (and nccl-tests), one name each across the CLI, YAML and output.
+enum class Collective { AllReduce, Reduce, Broadcast, AllGather, ReduceScatter, AllToAll };
+// "allreduce", "reduce", "broadcast", "allgather", "reducescatter", "alltoall"
+const char* to_string(Collective kind);
+const std::vector<Collective>& all_collectives();  // in the order above
+std::vector<std::string> collective_names();      // to_string of each, same order
+// Throws ConfigError "unknown collective 'allgater' (did you mean 'allgather'?)".
+Collective collective_by_name(std::string_view name);
 
 struct CollectiveRequest {
   Collective kind = Collective::AllReduce;
-  double bytes = 0;  // the message size S per rank, in bytes (>= 0; 0 gives an empty schedule)
+  // The size S in bytes (>= 0; 0 gives an empty schedule), as nccl-tests' "size" column counts
+  // it (nccl_tests.hpp): the buffer of an allreduce, reduce or broadcast; the gathered output of
+  // an allgather (S/p from each rank); the input of a reducescatter (each rank keeps S/p); the
+  // send buffer of each rank of an alltoall (S/p to each rank, itself included).
+  double bytes = 0;
   int ranks = 1;
   int root = 0;      // reduce/broadcast root; the reducing rank of p2p and nccl_reduce_bcast
   // Channel ring orders over ranks (NCCL channels, as topo::find_rings gives them); each a
@@ -27,6 +38,16 @@ struct CollectiveRequest {
   std::vector<int> node_of_rank;
   Protocol protocol = nccl_protocol(NcclProtocol::Simple);
 };
+
+// The pipeline steps NCCL's cost model charges a collective of `kind` over `ranks` ranks on
+// `nodes` nodes, how many of them cross the network (NVIDIA/nccl src/graph/tuning.cc,
+// ncclTopoTuneModel: nsteps, nInterSteps), and the share of S each edge carries: allreduce 2(p-1),
+// 2(n-1), 2(p-1)/p; allgather, reducescatter p-1, n-1, (p-1)/p; broadcast and reduce p-1, n-1, 1
+// (NCCL charges them p, n; gpuscale's chains have p-1 hops and pay p-1, n-1, as protocol.hpp
+// says). All-to-all, which NCCL's model leaves out, is one step, over the network when the ranks
+// span nodes, and 1/p (nccl_ring.cpp). What nccl_ring's schedules pay, and what
+// choose_nccl_ring_protocol weighs.
+RingSteps nccl_ring_steps(Collective kind, int ranks, int nodes);
 
 // Throws ConfigError (one line, "collective request: ...") when the request is malformed: ranks
 // < 1, bytes negative or not finite, root out of range, a ring that is not a permutation of the

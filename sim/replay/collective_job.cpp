@@ -1,9 +1,12 @@
 #include "sim/replay/collective_job.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
+#include "sim/core/error.hpp"
 #include "sim/replay/collective_run.hpp"
 #include "sim/replay/isolated.hpp"
 #include "sim/replay/machine_setup.hpp"
@@ -30,10 +33,11 @@ std::string simulate(const CollectiveJob& job, const std::string& algorithm) {
   const topo::Router router(machine, machine.default_routing());
   ProtocolChoice choice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
                         job.protocol);
-  const std::string protocol = choice.for_bytes(job.bytes).name;
+  const std::string protocol = choice.for_collective(job.collective, job.bytes).name;
   const CollectiveRun run = simulate_collective(
       machine, router, placement.gpus, placement.rings, placement.node_of_rank, algorithm,
-      job.bytes, protocol, reduce_bandwidth_Bps(machine.devices()[placement.gpus[0]].model));
+      job.bytes, protocol, reduce_bandwidth_Bps(machine.devices()[placement.gpus[0]].model),
+      job.collective);
   return json{{"topology", machine.name()},
               {"protocol", protocol},
               {"seconds", run.seconds},
@@ -41,10 +45,25 @@ std::string simulate(const CollectiveJob& job, const std::string& algorithm) {
       .dump();
 }
 
+// Names the comm methods (`nccl`, not the registry's `nccl_ring`) that implement `kind`.
+void check_implements(const std::string& comm, const std::string& algorithm,
+                      coll::Collective kind) {
+  if (coll::implements(coll::find_algorithm(algorithm), kind)) return;
+  std::vector<std::string> methods;
+  for (const std::string& method : comm_method_names()) {
+    if (coll::implements(coll::find_algorithm(algorithm_of(method)), kind)) {
+      methods.push_back(method);
+    }
+  }
+  throw ConfigError({}, fmt::format("comm method '{}' does not implement {} (methods that do: {})",
+                                    comm, coll::to_string(kind), fmt::join(methods, ", ")));
+}
+
 }  // namespace
 
 CollectiveJobResult run_collective_job(const CollectiveJob& job) {
   const std::string algorithm = algorithm_of(job.comm);  // an unknown name fails before forking
+  check_implements(job.comm, algorithm, job.collective);
   const json j = json::parse(run_isolated([&] { return simulate(job, algorithm); }));
   return {j["topology"].get<std::string>(), j["protocol"].get<std::string>(),
           j["seconds"].get<double>(), j["activities"].get<long>()};

@@ -1,6 +1,6 @@
-// One allreduce simulated alone on a machine, its GPUs, nodes and channel rings laid out as
-// `gpuscale run` lays a job (machine_setup.hpp) and its NCCL protocol chosen as the replay
-// chooses it (protocol_choice.hpp): what `gpuscale collective` prints and
+// One collective (allreduce by default) simulated alone on a machine, its GPUs, nodes and channel
+// rings laid out as `gpuscale run` lays a job (machine_setup.hpp) and its NCCL protocol chosen as
+// the replay chooses it (protocol_choice.hpp): what `gpuscale collective` prints and
 // tools/bench/bench_replay times.
 //
 // Reductions (the MPI family, p2p, nccl_reduce_bcast; NCCL rings fuse them into the copy) cost GPU
@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/collectives/request.hpp"
+
 namespace gpuscale::sim {
 
 struct CollectiveJob {
@@ -19,8 +21,9 @@ struct CollectiveJob {
   std::vector<std::string> topology_overrides;  // --set on the machine
   std::string comm = "nccl";                    // a comm method (replay.hpp: comm_method_names)
   int gpus = 8;
-  double bytes = 0;                             // the message size S per GPU
+  double bytes = 0;                             // the size S (request.hpp: per collective)
   std::string protocol = "auto";                // NCCL protocol: auto, ll, ll128, simple, ideal
+  coll::Collective collective = coll::Collective::AllReduce;  // root 0 where it has one
 };
 
 struct CollectiveJobResult {
@@ -31,7 +34,8 @@ struct CollectiveJobResult {
 };
 
 // Simulates `job` in a child process (run_isolated). Throws ConfigError for bad input: unknown
-// machine or comm method, GPUs that do not fit the machine, ...
+// machine or comm method, a comm method that does not implement the collective (before forking,
+// naming those that do), GPUs that do not fit the machine, ...
 CollectiveJobResult run_collective_job(const CollectiveJob& job);
 
 }  // namespace gpuscale::sim

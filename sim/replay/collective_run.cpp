@@ -32,8 +32,10 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
                                   const std::vector<std::vector<int>>& rings,
                                   const std::vector<int>& node_of_rank,
                                   const std::string& algorithm, double bytes,
-                                  const std::string& protocol, double reduce_bandwidth_Bps) {
+                                  const std::string& protocol, double reduce_bandwidth_Bps,
+                                  coll::Collective kind) {
   coll::CollectiveRequest request;
+  request.kind = kind;
   request.bytes = bytes;
   request.ranks = static_cast<int>(gpus.size());
   request.rings = rings;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/collectives/request.hpp"
 #include "topologies/src/routing.hpp"
 
 namespace gpuscale::sim {
@@ -16,14 +17,16 @@ struct CollectiveRun {
 };
 
 // `algorithm` is a registry name over the ranks `gpus` (device indices), channel `rings` over
-// ranks (empty: rank order), NCCL `protocol` by name ("simple", "ideal", ...). Reductions take
+// ranks (empty: rank order), NCCL `protocol` by name ("simple", "ideal", ...), `kind` the
+// collective (its size `bytes` as request.hpp counts it; root 0). Reductions take
 // bytes / `reduce_bandwidth_Bps` of GPU time (0: free).
 CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Router& router,
                                   const std::vector<int>& gpus,
                                   const std::vector<std::vector<int>>& rings,
                                   const std::vector<int>& node_of_rank,
                                   const std::string& algorithm, double bytes,
-                                  const std::string& protocol, double reduce_bandwidth_Bps);
+                                  const std::string& protocol, double reduce_bandwidth_Bps,
+                                  coll::Collective kind = coll::Collective::AllReduce);
 
 // One copy of `bytes` from GPU `src` to GPU `dst` along its route (legs store-and-forward).
 double simulate_copy(const topo::Topology& topology, const topo::Router& router, int src, int dst,

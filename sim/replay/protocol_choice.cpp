@@ -21,10 +21,16 @@ ProtocolChoice::ProtocolChoice(const topo::Topology& topology, const topo::Route
 }
 
 coll::Protocol ProtocolChoice::for_bytes(double bytes) {
+  return for_collective(coll::Collective::AllReduce, bytes);
+}
+
+coll::Protocol ProtocolChoice::for_collective(coll::Collective kind, double bytes) {
   if (protocol_ != "auto") return coll::protocol_by_name(protocol_);
   const int ranks = static_cast<int>(gpus_.size());
+  if (kind == coll::Collective::AllToAll) return coll::choose_nccl_p2p_protocol(bytes / ranks);
   const int channels = std::max<int>(1, static_cast<int>(rings_.size()));
-  return coll::choose_nccl_protocol(bytes, ranks, nodes_, channels, channel_bandwidth());
+  return coll::choose_nccl_ring_protocol(bytes, coll::nccl_ring_steps(kind, ranks, nodes_),
+                                         channels, channel_bandwidth());
 }
 
 double ProtocolChoice::channel_bandwidth() {

@@ -1,12 +1,13 @@
 // The NCCL protocol of each collective of a job: the one named, or for "auto" the one NCCL's own
-// cost model picks by message size (coll::choose_nccl_protocol) for a ring allreduce over the
-// job's channels, each taken to run at the bandwidth of the first ring's narrowest leg.
+// cost model picks by message size (coll::choose_nccl_ring_protocol) for a ring collective over
+// the job's channels, each taken to run at the bandwidth of the first ring's narrowest leg.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "sim/collectives/protocol.hpp"
+#include "sim/collectives/request.hpp"
 #include "topologies/src/routing.hpp"
 
 namespace gpuscale::sim {
@@ -23,8 +24,12 @@ class ProtocolChoice {
                  const std::vector<int>& gpus, const std::vector<std::vector<int>>& rings,
                  const std::vector<int>& node_of_rank, std::string protocol);
 
-  // The protocol of a collective of `bytes`. Throws ConfigError for an unknown protocol name.
+  // The protocol of an allreduce of `bytes`. Throws ConfigError for an unknown protocol name.
   coll::Protocol for_bytes(double bytes);
+  // The protocol of a collective `kind` of `bytes` (request.hpp's size S): for "auto", NCCL's
+  // ring model with the collective's own steps, or for all-to-all NCCL's p2p threshold on the
+  // S/p each peer receives.
+  coll::Protocol for_collective(coll::Collective kind, double bytes);
 
  private:
   double channel_bandwidth();

@@ -1,11 +1,13 @@
-// `gpuscale collective` as a user runs it: an ideal NCCL ring allreduce on a DGX-1V against the
-// closed form derived from the machine's link figures and rings, nccl-tests' busbw/algbw
-// relation, the same input giving the same bytes, and an unknown algorithm (one line, exit 2).
+// `gpuscale collective` as a user runs it: ideal NCCL ring collectives on a DGX-1V against the
+// closed forms derived from the machine's link figures and rings, nccl-tests' size sweep, rounding,
+// columns and busbw/algbw relation, the same input giving the same bytes, and bad input (an
+// unknown algorithm, one that lacks the collective, sweep options apart: one line, exit 2).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <utility>
 
@@ -28,13 +30,14 @@ nlohmann::json collective_json(const std::string& args) {
   return nlohmann::json::parse(r.out)["results"];
 }
 
-// nccl_ring with the ideal protocol (no protocol latency, one wire byte per payload byte) on C
-// channel rings of p GPUs: every ring edge is one flow carrying 2(p-1)/p * S/C bytes that pays its
-// route latency alpha 2(p-1) times, so
-//   T = 2(p-1) alpha + 2(p-1)/p * S / (C B),
-// B the bandwidth of a channel's narrowest hop, a link direction's effective bandwidth shared by
-// the rings crossing it, alpha the largest route latency of a ring edge.
-double ideal_ring_allreduce_s(const std::string& machine, double bytes) {
+// The figures of a machine's NCCL rings: C channel rings of p GPUs; B the bandwidth of a
+// channel's narrowest hop, a link direction's effective bandwidth shared by the rings crossing it;
+// alpha the largest route latency of a ring edge.
+struct RingFigures {
+  double p = 0, channels = 0, channel_Bps = 1e30, alpha_s = 0;
+};
+
+RingFigures ring_figures(const std::string& machine) {
   const topo::Topology t = topo::Topology::build(topo::load_topology_config(machine));
   const topo::Router router(t, t.default_routing());
   const auto rings = topo::find_rings(t).rings;
@@ -46,24 +49,33 @@ double ideal_ring_allreduce_s(const std::string& machine, double bytes) {
       }
     }
   }
-  double channel_Bps = 1e30, alpha = 0;
+  RingFigures f{static_cast<double>(t.gpus().size()), static_cast<double>(rings.size())};
   for (const auto& ring : rings) {
     for (size_t i = 0; i < ring.size(); ++i) {
       double latency = 0;
       for (const topo::Leg& leg : router.route(ring[i], ring[(i + 1) % ring.size()]).legs) {
         latency += leg.latency(t).value;
         for (const topo::Hop& hop : leg.hops) {
-          const double share = t.links()[static_cast<size_t>(hop.link)].effective_bandwidth().value /
-                               rings_on[{hop.link, hop.forward}];
-          channel_Bps = std::min(channel_Bps, share);
+          const topo::Link& link = t.links()[static_cast<size_t>(hop.link)];
+          const double share =
+              link.effective_bandwidth().value / rings_on[{hop.link, hop.forward}];
+          f.channel_Bps = std::min(f.channel_Bps, share);
         }
       }
-      alpha = std::max(alpha, latency);
+      f.alpha_s = std::max(f.alpha_s, latency);
     }
   }
-  const double p = static_cast<double>(t.gpus().size());
-  const double channels = static_cast<double>(rings.size());
-  return 2 * (p - 1) * alpha + 2 * (p - 1) / p * bytes / (channels * channel_Bps);
+  return f;
+}
+
+// nccl_ring with the ideal protocol (no protocol latency, one wire byte per payload byte) makes
+// `passes` passes round each channel's ring (allreduce 2, allgather and reducescatter 1): every
+// ring edge is one flow carrying passes (p-1)/p * S/C bytes that pays its route latency alpha
+// passes (p-1) times, so
+//   T = passes (p-1) alpha + passes (p-1)/p * S / (C B).
+double ideal_ring_s(const RingFigures& f, int passes, double bytes) {
+  const double steps = passes * (f.p - 1);
+  return steps * f.alpha_s + steps / f.p * bytes / (f.channels * f.channel_Bps);
 }
 
 TEST(CliCollective, IdealNcclRingAllreduceMatchesTheClosedForm) {
@@ -71,19 +83,135 @@ TEST(CliCollective, IdealNcclRingAllreduceMatchesTheClosedForm) {
   const auto rows = collective_json("--topology dgx1-v100 --algo nccl --gpus 8 --bytes 100MiB "
                                     "--protocol ideal");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0]["bytes"].get<double>(), bytes);
+  EXPECT_EQ(rows[0]["size_B"].get<double>(), bytes);
   EXPECT_EQ(rows[0]["protocol"], "ideal");
-  const double expected = ideal_ring_allreduce_s("dgx1-v100", bytes);
+  const double expected = ideal_ring_s(ring_figures("dgx1-v100"), 2, bytes);
   EXPECT_NEAR(rows[0]["time_s"].get<double>() / expected, 1.0, 0.01) << expected;
+}
+
+// Allgather and reducescatter are one pass of the same rings: half the allreduce's time each
+// (the same bytes per step, half the steps), so together they take the allreduce's time.
+TEST(CliCollective, IdealAllgatherAndReducescatterAreHalvesOfTheAllreduce) {
+  const double bytes = 100.0 * 1024 * 1024;
+  const std::string args = " --topology dgx1-v100 --gpus 8 --bytes 100MiB --protocol ideal";
+  double halves = 0;
+  for (const char* kind : {"allgather", "reducescatter"}) {
+    const auto rows = collective_json(std::string("--collective ") + kind + args);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["collective"], kind);
+    EXPECT_EQ(rows[0]["size_B"].get<double>(), bytes);
+    const double expected = ideal_ring_s(ring_figures("dgx1-v100"), 1, bytes);
+    EXPECT_NEAR(rows[0]["time_s"].get<double>() / expected, 1.0, 0.01) << kind;
+    halves += rows[0]["time_s"].get<double>();
+  }
+  const double allreduce = collective_json(args)[0]["time_s"].get<double>();
+  EXPECT_NEAR(halves / allreduce, 1.0, 0.01);
+}
+
+// All-to-all on the DGX-1V's first four GPUs, a quad in which every pair has NVLink of its own:
+// each GPU's three sends of S/4 share no link direction, so
+//   T = max over pairs (latency + (S/4) / bandwidth)   (ideal protocol).
+TEST(CliCollective, IdealAlltoallOnDirectLinksIsTheSlowestPair) {
+  const topo::Topology t = topo::Topology::build(topo::load_topology_config("dgx1-v100"));
+  const topo::Router router(t, t.default_routing());
+  const double bytes = 64.0 * 1024 * 1024;
+  std::map<std::pair<int, bool>, int> flows_on;
+  double expected = 0;
+  for (int src = 0; src < 4; ++src) {
+    for (int dst = 0; dst < 4; ++dst) {
+      if (src == dst) continue;
+      const topo::Route route = router.route(t.gpus()[src], t.gpus()[dst]);
+      ASSERT_EQ(route.legs.size(), 1u) << src << "->" << dst << ": the quad is NVLinked";
+      const topo::Leg& leg = route.legs[0];
+      for (const topo::Hop& hop : leg.hops) ++flows_on[{hop.link, hop.forward}];
+      expected = std::max(expected, leg.latency(t).value + bytes / 4 / leg.bandwidth(t).value);
+    }
+  }
+  for (const auto& [direction, flows] : flows_on) ASSERT_EQ(flows, 1) << "a shared link";
+  const auto rows = collective_json("--collective alltoall --gpus 4 --bytes 64MiB "
+                                    "--protocol ideal");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0]["time_s"].get<double>() / expected, 1.0, 0.01) << expected;
+  EXPECT_EQ(rows[0]["count"], 4 * 1024 * 1024) << "elements per peer";
 }
 
 TEST(CliCollective, BusbwIsAlgbwTimesTwoNMinusOneOverN) {
   for (const auto& row : collective_json("--algo ring --gpus 2,4,8 --bytes 1e6,64MiB")) {
     const double n = row["gpus"].get<double>();
     const double algbw = row["algbw_Bps"].get<double>();
-    EXPECT_DOUBLE_EQ(algbw, row["bytes"].get<double>() / row["time_s"].get<double>());
+    EXPECT_DOUBLE_EQ(algbw, row["size_B"].get<double>() / row["time_s"].get<double>());
     EXPECT_DOUBLE_EQ(row["busbw_Bps"].get<double>(), algbw * 2 * (n - 1) / n) << row.dump();
   }
+}
+
+// nccl-tests' factors (doc/PERFORMANCE.md, "Summary"), written out here rather than taken from
+// the code under test.
+TEST(CliCollective, BusbwFactorIsNcclTestsForEachCollective) {
+  const std::map<std::string, std::pair<double, double>> factor = {  // (n-1)/n and 1 weights
+      {"allreduce", {2, 0}}, {"allgather", {1, 0}}, {"reducescatter", {1, 0}},
+      {"alltoall", {1, 0}},  {"broadcast", {0, 1}}, {"reduce", {0, 1}}};
+  for (const auto& [kind, weights] : factor) {
+    const auto rows = collective_json("--collective " + kind + " --gpus 4,8 --bytes 1MiB");
+    ASSERT_EQ(rows.size(), 2u) << kind;
+    for (const auto& row : rows) {
+      const double n = row["gpus"].get<double>();
+      const double algbw = row["algbw_Bps"].get<double>();
+      EXPECT_GT(algbw, 0) << kind;
+      EXPECT_DOUBLE_EQ(algbw, row["size_B"].get<double>() / row["time_s"].get<double>()) << kind;
+      const double f = weights.first * (n - 1) / n + weights.second;
+      EXPECT_DOUBLE_EQ(row["busbw_Bps"].get<double>(), algbw * f) << kind << " n=" << n;
+      EXPECT_EQ(row["redop"], kind.find("reduce") != std::string::npos ? "sum" : "none") << kind;
+      EXPECT_EQ(row["root"], kind == "broadcast" || kind == "reduce" ? 0 : -1) << kind;
+    }
+  }
+}
+
+// `-b 8 -e 1G -f 2` as nccl-tests takes it: 1G is 2^30 bytes, 28 sizes 8, 16, ..., 2^30, each a
+// whole number of floats.
+TEST(CliCollective, SweepFromMinToMaxByFactorGivesNcclTestsSizes) {
+  const auto rows = collective_json("-b 8 -e 1G -f 2");
+  ASSERT_EQ(rows.size(), 28u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::uint64_t size = std::uint64_t{8} << i;
+    EXPECT_EQ(rows[i]["size_B"].get<std::uint64_t>(), size) << i;
+    EXPECT_EQ(rows[i]["count"].get<std::uint64_t>(), size / 4) << i;
+    EXPECT_EQ(rows[i]["type"], "float");
+    EXPECT_EQ(rows[i]["collective"], "allreduce");
+    EXPECT_GT(rows[i]["time_s"].get<double>(), 0) << i;
+    if (i > 0) {
+      EXPECT_GT(rows[i]["time_s"].get<double>(), rows[i - 1]["time_s"].get<double>()) << i;
+    }
+  }
+}
+
+// allgather's per-rank count is count/ranks in multiples of 4 floats: on 8 GPUs sizes under
+// 128 bytes gather nothing (nccl-tests prints them as 0), and 1000 bytes become 896.
+TEST(CliCollective, AllgatherSizesRoundAsNcclTests) {
+  const auto rows = collective_json("--collective allgather --gpus 8 -b 8 -e 1K -f 2");
+  const std::vector<std::uint64_t> sizes = {0, 0, 0, 0, 128, 256, 512, 1024};
+  ASSERT_EQ(rows.size(), sizes.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["size_B"].get<std::uint64_t>(), sizes[i]) << i;
+    EXPECT_EQ(rows[i]["count"].get<std::uint64_t>(), sizes[i] / 32) << i;
+    EXPECT_EQ(rows[i]["time_s"].get<double>() > 0, sizes[i] > 0) << i;
+    EXPECT_EQ(rows[i]["busbw_Bps"].get<double>() > 0, sizes[i] > 0) << i;
+  }
+  const auto odd = collective_json("--collective allgather --gpus 8 --bytes 1000");
+  EXPECT_EQ(odd[0]["size_B"].get<std::uint64_t>(), 896u);
+}
+
+TEST(CliCollective, TableHasNcclTestsColumns) {
+  const auto r = run_command(kGpuscale + " collective --collective broadcast -b 1M -e 4M -f 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("dgx1-v100: nccl broadcast (algbw = size / time; busbw = algbw x "
+                               "1, as nccl-tests; GB = 1e9 B)"));
+  for (const char* column : {"gpus", "size", "count", "type", "redop", "root", "protocol", "time",
+                             "algbw", "busbw", "(B)", "(elements)", "(us)", "(GB/s)"}) {
+    EXPECT_THAT(r.out, HasSubstr(column));
+  }
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n +8 +1048576 +262144 +float +none +0 "));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n +8 +4194304 +1048576 +float +none +0 "));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 6) << r.out;  // title, blank, 2+2
 }
 
 TEST(CliCollective, JsonIsTheSameBytesTwice) {
@@ -94,8 +222,9 @@ TEST(CliCollective, JsonIsTheSameBytesTwice) {
   const auto rows = nlohmann::json::parse(first.out)["results"];
   ASSERT_EQ(rows.size(), 4u);
   for (const auto& row : rows) {
-    for (const char* key : {"topology", "algo", "collective", "gpus", "bytes", "protocol", "time_s",
-                            "algbw_Bps", "busbw_Bps", "simulated_activities"}) {
+    for (const char* key : {"topology", "algo", "collective", "gpus", "protocol", "size_B", "count",
+                            "type", "redop", "root", "time_s", "algbw_Bps", "busbw_Bps",
+                            "simulated_activities"}) {
       EXPECT_TRUE(row.contains(key)) << key;
     }
     EXPECT_GT(row["time_s"].get<double>(), 0);
@@ -113,8 +242,33 @@ TEST(CliCollective, UnknownAlgoIsOneLineNamingTheChoicesAndExitTwo) {
   }
 }
 
+TEST(CliCollective, CsvHasTheJsonFields) {
+  const auto r = run_command(kGpuscale + " collective --collective reducescatter --gpus 4 "
+                                         "--bytes 1MiB --format csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith("topology,algo,collective,gpus,protocol,size_B,count,"
+                                           "type,redop,root,time_s,algbw_Bps,busbw_Bps\n"));
+  EXPECT_THAT(r.out, HasSubstr("\ndgx1-v100,nccl,reducescatter,4,"));
+  EXPECT_THAT(r.out, HasSubstr(",1048576,65536,float,sum,-1,"));
+}
+
+// An algorithm without the collective: one line naming the --algo values that have it.
+TEST(CliCollective, UnsupportedCollectiveIsOneLineNamingTheAlgorithmsThatDoIt) {
+  const auto r = run_command(kGpuscale + " collective --algo nccl_tree --collective allgather");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(r.err, "comm method 'nccl_tree' does not implement allgather (methods that do: "
+                   "nccl)\n");
+  const auto b = run_command(kGpuscale + " collective --algo ring --collective broadcast");
+  EXPECT_EQ(b.status, 2);
+  EXPECT_THAT(b.err, HasSubstr("(methods that do: nccl, binomial_tree, p2p)"));
+}
+
 TEST(CliCollective, BadSizeOrTooManyGpusIsOneLineAndExitTwo) {
-  for (const char* args : {" --bytes=-5", " --bytes '12 parsecs'", " --gpus 16"}) {
+  for (const char* args : {" --bytes=-5", " --bytes '12 parsecs'", " --gpus 16", " -b 8",
+                           " -e 1G", " -b 8 -e 1G --bytes 1MiB", " -b 8 -e 1G -f 1",
+                           " -b 1G -e 8", " -b 8 -e 1X", " --collective allgater",
+                           " -f 4 --bytes 1MiB"}) {
     const auto r = run_command(kGpuscale + " collective" + args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;

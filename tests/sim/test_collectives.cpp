@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "sim/collectives/nccl_tests.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/collectives/schedule_estimate.hpp"
 #include "tests/support/test_support.hpp"
@@ -134,6 +135,59 @@ TEST(NcclRing, ReduceAndBroadcastAreChainsThroughTheRoot) {
       }
     }
   }
+}
+
+// NCCL's allgather and reducescatter are one pass round the ring: p-1 steps, each edge carrying
+// (p-1)/p of the size S (the gathered output, the scattered input) split over the channels.
+TEST(NcclRing, AllgatherAndReducescatterAreOnePassRoundTheRing) {
+  for (int p : kSizes) {
+    for (Collective kind : {Collective::AllGather, Collective::ReduceScatter}) {
+      CollectiveRequest r = request(p, kind);
+      expect_time((p - 1) * a + double(p - 1) / p * kS / B, time_of("nccl_ring", r));
+      r.rings = shifted_rings(p, 3);
+      expect_time((p - 1) * a + double(p - 1) / p * kS / (3 * B), time_of("nccl_ring", r));
+    }
+  }
+}
+
+TEST(NcclRing, AllgatherLatencyIsNcclsForPMinusOneSteps) {
+  CollectiveRequest r = on_nodes(4, 3);  // 12 ranks, 3 nodes: n-1 = 2 network steps of 11
+  r.kind = Collective::AllGather;
+  r.protocol = nccl_protocol(NcclProtocol::LL128);
+  const Protocol& pr = r.protocol;
+  const double latency = pr.ring_base_s + 9 * pr.ring_hop_intra_s + 2 * pr.ring_hop_inter_s;
+  expect_time(latency + 11 * a + 11.0 / 12 * kS * 128 / 120 / B, time_of("nccl_ring", r));
+}
+
+// The two halves of the allreduce: together its time exactly without protocol latency, and one
+// base latency more with it (each half pays NCCL's base once).
+TEST(NcclRing, AllgatherPlusReducescatterIsTheAllreduce) {
+  for (int p : {2, 3, 8, 17}) {
+    for (bool with_protocol : {false, true}) {
+      CollectiveRequest r = on_nodes(p, 2);
+      r.rings = shifted_rings(2 * p, 2);
+      if (with_protocol) r.protocol = nccl_protocol(NcclProtocol::Simple);
+      const double allreduce = time_of("nccl_ring", r);
+      r.kind = Collective::AllGather;
+      const double gather = time_of("nccl_ring", r);
+      r.kind = Collective::ReduceScatter;
+      const double scatter = time_of("nccl_ring", r);
+      expect_time(allreduce + (with_protocol ? r.protocol.ring_base_s : 0), gather + scatter);
+    }
+  }
+}
+
+// NCCL's all-to-all is grouped sends: without contention every block S/p goes at once.
+TEST(NcclRing, AlltoallIsOneDirectSendPerPair) {
+  for (int p : kSizes) {
+    expect_time(a + kS / p / B, time_of("nccl_ring", request(p, Collective::AllToAll)));
+  }
+  CollectiveRequest r = on_nodes(4, 2);
+  r.kind = Collective::AllToAll;
+  r.protocol = nccl_protocol(NcclProtocol::LL);
+  const Protocol& pr = r.protocol;
+  expect_time(pr.ring_base_s + pr.ring_hop_inter_s + a + kS / 8 * 2.0 / B,
+              time_of("nccl_ring", r));
 }
 
 TEST(NcclReduceBcast, IsTwoChainsOneAfterTheOther) {
@@ -273,6 +327,29 @@ TEST(Bytes, AllreduceWireTotals) {
   }
 }
 
+// Allgather and reducescatter move (p-1) S in all, (p-1)/p S into each rank; all-to-all moves
+// S/p once between every ordered pair, (p-1)/p S into each rank.
+TEST(Bytes, NcclRingAllgatherReducescatterAlltoallTotals) {
+  for (int p : {2, 3, 8, 12}) {
+    for (Collective kind :
+         {Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll}) {
+      CollectiveRequest r = request(p, kind);
+      if (kind != Collective::AllToAll) r.rings = shifted_rings(p, 2);
+      const Schedule s = build_schedule("nccl_ring", r);
+      EXPECT_NEAR(wire_bytes(s), (p - 1) * kS, 1e-6 * kS) << to_string(kind) << " p=" << p;
+      for (double in : received_by_rank(s)) {
+        EXPECT_NEAR(in, double(p - 1) / p * kS, 1e-6 * kS) << to_string(kind) << " p=" << p;
+      }
+    }
+  }
+  std::map<std::pair<int, int>, double> sent;
+  for (const Op& op : build_schedule("nccl_ring", request(5, Collective::AllToAll)).ops) {
+    sent[{op.src, op.dst}] += op.bytes;
+  }
+  EXPECT_EQ(sent.size(), 20u);
+  for (const auto& [pair, bytes] : sent) EXPECT_DOUBLE_EQ(bytes, kS / 5);
+}
+
 TEST(Bytes, WireRatioScalesNcclBytes) {
   CollectiveRequest r = request(8);
   r.protocol = nccl_protocol(NcclProtocol::LL128);
@@ -382,6 +459,9 @@ TEST(Scale, OpCountsAt512RanksOn128Nodes) {
     EXPECT_EQ(s.ops.size(), expected.at(name)) << name;
     EXPECT_LE(deps, 4 * s.ops.size()) << name << ": deps must stay O(ops)";
   }
+  CollectiveRequest r = on_nodes(4, 128);
+  r.kind = Collective::AllToAll;  // what NCCL itself sends: one message per ordered pair
+  EXPECT_EQ(build_schedule("nccl_ring", r).ops.size(), 512u * 511);
 }
 
 TEST(Scale, NinePowersOfTwoRoundsAreStillSmall) {
@@ -475,7 +555,17 @@ TEST(Registry, NamesAndMessages) {
   EXPECT_EQ(config_error_of([] { find_algorithm("rnig"); }),
             "unknown algorithm 'rnig' (did you mean 'ring'?)");
   EXPECT_EQ(config_error_of([] { build_schedule("nccl_tree", request(4, Collective::Broadcast)); }),
-            "algorithm 'nccl_tree' does not implement broadcast (it implements: allreduce)");
+            "algorithm 'nccl_tree' does not implement broadcast (it implements: allreduce; "
+            "broadcast is implemented by: nccl_ring, binomial_tree, p2p)");
+  EXPECT_EQ(algorithms_implementing(Collective::AllToAll), std::vector<std::string>{"nccl_ring"});
+  EXPECT_EQ(collective_names(), (std::vector<std::string>{"allreduce", "reduce", "broadcast",
+                                                          "allgather", "reducescatter",
+                                                          "alltoall"}));
+  for (Collective kind : all_collectives()) {
+    EXPECT_EQ(collective_by_name(to_string(kind)), kind);
+  }
+  EXPECT_EQ(config_error_of([] { collective_by_name("allgater"); }),
+            "unknown collective 'allgater' (did you mean 'allgather'?)");
 }
 
 TEST(Registry, MalformedRequestsSayWhatIsWrong) {
@@ -512,6 +602,116 @@ TEST(Protocols, NamesFiguresAndChoiceBySize) {
   EXPECT_EQ(choose_nccl_protocol(400e6, 8, 1, 6, 20e9).name, "simple");
   EXPECT_EQ(choose_nccl_protocol(4e6, 8, 1, 6, 20e9, {NcclProtocol::LL, NcclProtocol::Simple}).name,
             "simple");
+}
+
+// NCCL weighs each collective's own pipeline steps (tuning.cc): the allreduce's choice is the ring
+// choice with 2(p-1) steps, an allgather has half of them, and all-to-all's p2p sends switch from
+// LL to Simple above 16 KiB.
+TEST(Protocols, ChoiceWeighsEachCollectivesSteps) {
+  EXPECT_EQ(nccl_ring_steps(Collective::AllReduce, 16, 2).steps, 30);
+  EXPECT_EQ(nccl_ring_steps(Collective::AllReduce, 16, 2).inter_steps, 2);
+  EXPECT_EQ(nccl_ring_steps(Collective::AllGather, 16, 2).steps, 15);
+  EXPECT_EQ(nccl_ring_steps(Collective::ReduceScatter, 16, 2).inter_steps, 1);
+  EXPECT_EQ(nccl_ring_steps(Collective::Broadcast, 16, 2).steps, 15);
+  EXPECT_EQ(nccl_ring_steps(Collective::AllToAll, 16, 2).steps, 1);
+  EXPECT_EQ(nccl_ring_steps(Collective::AllToAll, 16, 1).inter_steps, 0);
+  EXPECT_DOUBLE_EQ(nccl_ring_steps(Collective::AllReduce, 16, 2).edge_share, 30.0 / 16);
+  EXPECT_DOUBLE_EQ(nccl_ring_steps(Collective::AllGather, 16, 2).edge_share, 15.0 / 16);
+  EXPECT_DOUBLE_EQ(nccl_ring_steps(Collective::Broadcast, 16, 2).edge_share, 1.0);
+  for (double bytes = 1e3; bytes < 1e10; bytes *= 1.7) {
+    EXPECT_EQ(choose_nccl_protocol(bytes, 8, 2, 6, 20e9).name,
+              choose_nccl_ring_protocol(bytes, {14, 2, 14.0 / 8}, 6, 20e9).name)
+        << bytes;
+  }
+  // Simple overtakes LL128 where its cheaper wire (1 against 128/120) pays for its dearer hops:
+  // base + s hop + s/p S w/(C B) equal for both at S = (1.5 s - 1.6) us * 15 C B p / s, so an
+  // allgather (s = 7 on 8 ranks) turns to Simple at a smaller S than an allreduce (s = 14).
+  auto switch_point = [](Collective kind) {
+    double bytes = 1e3;
+    const RingSteps steps = nccl_ring_steps(kind, 8, 1);
+    while (choose_nccl_ring_protocol(bytes, steps, 6, 20e9).name != "simple") bytes *= 1.001;
+    return bytes;
+  };
+  for (Collective kind : {Collective::AllGather, Collective::AllReduce}) {
+    const int steps = kind == Collective::AllGather ? 7 : 14;
+    const double expected = (1.5 * steps - 1.6) * 1e-6 * 15 * 6 * 20e9 * 8 / steps;
+    EXPECT_NEAR(switch_point(kind) / expected, 1.0, 0.002) << to_string(kind);
+  }
+  EXPECT_EQ(choose_nccl_p2p_protocol(16384).name, "ll");
+  EXPECT_EQ(choose_nccl_p2p_protocol(16385).name, "simple");
+}
+
+// ---- nccl-tests' conventions -------------------------------------------------------------------
+
+TEST(NcclTests, SizeAndCountRoundAsTheTestsDo) {
+  auto shape = [](Collective kind, std::uint64_t bytes, int ranks) {
+    const NcclTestsShape s = nccl_tests_shape(kind, bytes, ranks);
+    return std::pair<std::uint64_t, std::uint64_t>{s.size_B, s.count};
+  };
+  using P = std::pair<std::uint64_t, std::uint64_t>;
+  // allreduce, broadcast, reduce: whole floats.
+  EXPECT_EQ(shape(Collective::AllReduce, 8, 8), (P{8, 2}));
+  EXPECT_EQ(shape(Collective::AllReduce, 10, 8), (P{8, 2}));
+  EXPECT_EQ(shape(Collective::Broadcast, 7, 8), (P{4, 1}));
+  EXPECT_EQ(shape(Collective::Reduce, 1 << 30, 8), (P{1 << 30, 1 << 28}));
+  // allgather, reducescatter, alltoall: per-rank counts in multiples of 4 floats (16 bytes).
+  for (Collective kind :
+       {Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll}) {
+    EXPECT_EQ(shape(kind, 64, 8), (P{0, 0})) << to_string(kind);
+    EXPECT_EQ(shape(kind, 128, 8), (P{128, 4})) << to_string(kind);
+    EXPECT_EQ(shape(kind, 1000, 8), (P{896, 28})) << to_string(kind);  // 250/8 = 31 -> 28
+    EXPECT_EQ(shape(kind, 1000, 3), (P{960, 80})) << to_string(kind);   // 250/3 = 83 -> 80
+    EXPECT_EQ(shape(kind, 1 << 30, 8), (P{1 << 30, 1 << 25})) << to_string(kind);
+  }
+}
+
+TEST(NcclTests, BusBandwidthFactors) {
+  for (int n : {2, 3, 8, 512}) {
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::AllReduce, n), 2.0 * (n - 1) / n);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::AllGather, n), double(n - 1) / n);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::ReduceScatter, n), double(n - 1) / n);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::AllToAll, n), double(n - 1) / n);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::Broadcast, n), 1.0);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(Collective::Reduce, n), 1.0);
+  }
+  EXPECT_STREQ(bus_bandwidth_formula(Collective::AllReduce), "2(n-1)/n");
+  EXPECT_STREQ(bus_bandwidth_formula(Collective::AllToAll), "(n-1)/n");
+  EXPECT_STREQ(bus_bandwidth_formula(Collective::Broadcast), "1");
+  EXPECT_STREQ(nccl_tests_redop(Collective::ReduceScatter), "sum");
+  EXPECT_STREQ(nccl_tests_redop(Collective::AllGather), "none");
+  EXPECT_EQ(nccl_tests_root(Collective::Broadcast), 0);
+  EXPECT_EQ(nccl_tests_root(Collective::AllReduce), -1);
+}
+
+// busbw on the ring's closed form is the channel bandwidth C B for the bandwidth-bound ring
+// collectives: what the factor is for.
+TEST(NcclTests, BusbwOfTheRingIsTheChannelBandwidth) {
+  const UniformCost free_latency{0, B, G};
+  for (int p : {2, 5, 8}) {
+    for (Collective kind : {Collective::AllReduce, Collective::AllGather,
+                            Collective::ReduceScatter, Collective::Broadcast}) {
+      CollectiveRequest r = request(p, kind);
+      r.rings = shifted_rings(p, 2);
+      const double t = critical_path_s(build_schedule("nccl_ring", r), free_latency);
+      EXPECT_NEAR(kS / t * bus_bandwidth_factor(kind, p), 2 * B, 1e-9 * B) << to_string(kind);
+    }
+  }
+}
+
+TEST(NcclTests, SweepMultipliesFromMinToMax) {
+  const auto sizes = nccl_tests_sizes(8, 1 << 30, 2);
+  ASSERT_EQ(sizes.size(), 28u);
+  for (std::size_t i = 0; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], std::uint64_t{8} << i);
+  EXPECT_EQ(nccl_tests_sizes(1, 10, 3), (std::vector<std::uint64_t>{1, 3, 9}));
+  EXPECT_EQ(nccl_tests_sizes(5, 5, 2), (std::vector<std::uint64_t>{5}));
+  const std::uint64_t top = ~std::uint64_t{0};
+  EXPECT_EQ(nccl_tests_sizes(top / 2, top, 2).size(), 2u) << "no overflow past the top";
+  EXPECT_EQ(config_error_of([] { nccl_tests_sizes(9, 8, 2); }),
+            "-b/--minbytes: the sweep's sizes must satisfy 0 < minbytes <= maxbytes (got 9 and 8 "
+            "bytes)");
+  EXPECT_EQ(config_error_of([] { nccl_tests_sizes(0, 8, 2); }).substr(0, 14), "-b/--minbytes:");
+  EXPECT_EQ(config_error_of([] { nccl_tests_sizes(1, 8, 1); }),
+            "-f/--stepfactor: the step factor must be at least 2 (got 1)");
 }
 
 TEST(Topology, Dgx1RingsGiveSixChannels) {

@@ -1,5 +1,7 @@
-// `gpuscale collective`: simulate one allreduce alone on a machine and print its time, algbw and
-// busbw as nccl-tests does, one row per GPU count and message size.
+// `gpuscale collective`: simulate one collective (allreduce, allgather, reducescatter, broadcast,
+// alltoall, reduce) alone on a machine over sizes given as a list or swept as nccl-tests sweeps
+// them (-b, -e, -f), and print one row per GPU count and size with nccl-tests' columns: size,
+// count, type, redop, root, time, algbw and busbw.
 #pragma once
 
 #include <CLI/CLI.hpp>
