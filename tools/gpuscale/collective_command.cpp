@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "sim/collectives/nccl_tests.hpp"
+#include "sim/core/csv.hpp"
 #include "sim/core/error.hpp"
 #include "sim/replay/collective_job.hpp"
 #include "sim/replay/protocol_choice.hpp"
@@ -123,10 +124,12 @@ std::string rows_csv(const std::vector<Row>& rows) {
   std::string out = "topology,algo,collective,gpus,protocol,size_B,count,type,redop,root,time_s,"
                     "algbw_Bps,busbw_Bps\n";
   for (const Row& r : rows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g}\n", r.topology, r.algo,
-                       coll::to_string(r.collective), r.gpus, r.protocol, r.shape.size_B,
-                       r.shape.count, coll::kNcclTestsType, coll::nccl_tests_redop(r.collective),
-                       coll::nccl_tests_root(r.collective), r.time_s, r.algbw_Bps, r.busbw_Bps);
+    const auto g = [](double v) { return fmt::format("{:.9g}", v); };
+    out += csv_record({r.topology, r.algo, coll::to_string(r.collective), std::to_string(r.gpus),
+                       r.protocol, std::to_string(r.shape.size_B), std::to_string(r.shape.count),
+                       coll::kNcclTestsType, coll::nccl_tests_redop(r.collective),
+                       std::to_string(coll::nccl_tests_root(r.collective)), g(r.time_s),
+                       g(r.algbw_Bps), g(r.busbw_Bps)});
   }
   return out;
 }
