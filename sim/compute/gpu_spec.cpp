@@ -106,7 +106,7 @@ std::string gpu_model_key(const std::string& model_name) {
 }
 
 const ShippedFolder& shipped_gpus() {
-  static const ShippedFolder folder("GPU model", "GPUSCALE_GPUS_DIR", GPUSCALE_GPUS_DIR);
+  static const ShippedFolder folder("GPU model", "GPUSCALE_GPUS_DIR", "topologies/gpus");
   return folder;
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sim/core/config_reader.hpp"
+#include "sim/core/shipped_files.hpp"
 
 namespace gpuscale::compute {
 namespace {
@@ -113,7 +114,9 @@ KernelWork gemm_kernel_work(double m, double n, double k, Precision precision) {
   return {KernelClass::gemm, 2 * m * n * k, bytes_per_element(precision) * (m * k + k * n + m * n)};
 }
 
-std::string shipped_analytic_params_path() { return GPUSCALE_ANALYTIC_PARAMS; }
+std::string shipped_analytic_params_path() {
+  return data_root() + "/sim/compute/analytic-v100.yaml";
+}
 
 AnalyticParams load_analytic_params(const std::string& path) {
   const ConfigNode doc = ConfigNode::load_file(path);

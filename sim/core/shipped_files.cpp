@@ -16,14 +16,41 @@ bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
 }
 
+// A folder holding shipped files as the source tree lays them out (a build folder has
+// topologies/ and workloads/ too, CMake's, but neither of these).
+bool holds_shipped_files(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir / "topologies" / "gpus", ec) &&
+         fs::is_directory(dir / "workloads" / "frameworks", ec);
+}
+
+std::string find_data_root() {
+  if (const char* dir = std::getenv("GPUSCALE_DATA_DIR"); dir != nullptr && *dir != '\0') return dir;
+  std::error_code ec;
+  const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (!ec) {
+    if (const fs::path installed = exe_dir.parent_path() / "share" / "gpuscale";
+        holds_shipped_files(installed)) {
+      return installed.string();
+    }
+    if (holds_shipped_files(exe_dir.parent_path())) return exe_dir.parent_path().string();
+  }
+  return GPUSCALE_SOURCE_DIR;
+}
+
 }  // namespace
 
-ShippedFolder::ShippedFolder(std::string what, std::string env_var, std::string default_dir)
-    : what_(std::move(what)), env_var_(std::move(env_var)), default_dir_(std::move(default_dir)) {}
+std::string data_root() {
+  static const std::string root = find_data_root();
+  return root;
+}
+
+ShippedFolder::ShippedFolder(std::string what, std::string env_var, std::string subdir)
+    : what_(std::move(what)), env_var_(std::move(env_var)), subdir_(std::move(subdir)) {}
 
 std::string ShippedFolder::dir() const {
   if (const char* dir = std::getenv(env_var_.c_str()); dir != nullptr && *dir != '\0') return dir;
-  return default_dir_;
+  return (fs::path(data_root()) / subdir_).string();
 }
 
 std::vector<std::string> ShippedFolder::names() const {

@@ -9,11 +9,21 @@
 
 namespace gpuscale {
 
+// Where the shipped files lie, laid out as in the source tree (topologies/, workloads/, ...):
+//  1. $GPUSCALE_DATA_DIR, if set;
+//  2. an installed tree's share/gpuscale/, beside the bin/ that holds the running executable
+//     (`cmake --install`);
+//  3. the source tree a build folder sits in, the executable's parent folder if it holds
+//     topologies/gpus/ and workloads/frameworks/ (the README's build/; a copied tree reads its
+//     own files);
+//  4. the source tree this build was configured from.
+std::string data_root();
+
 class ShippedFolder {
  public:
   // `what` names one file in messages ("topology"); the folder is $`env_var` if set, else
-  // `default_dir` (the source tree's folder this build came from).
-  ShippedFolder(std::string what, std::string env_var, std::string default_dir);
+  // `subdir` of data_root() ("topologies/gpus").
+  ShippedFolder(std::string what, std::string env_var, std::string subdir);
 
   std::string dir() const;
   // Names of the shipped files (stems of the .yaml files), sorted.
@@ -28,7 +38,7 @@ class ShippedFolder {
  private:
   std::string what_;
   std::string env_var_;
-  std::string default_dir_;
+  std::string subdir_;
 };
 
 }  // namespace gpuscale

@@ -77,6 +77,8 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
               {"fpbp_s", r.fpbp_s},
               {"wu_s", r.wu_s},
               {"input_wait_s", r.input_wait_s},
+              {"overlap_s", r.overlap_s},
+              {"rest_s", r.rest_s},
               {"exposed_comm_s", r.exposed_comm_s},
               {"memory_gpu0_gb", parts[0].total() / 1e9},
               {"memory_max_other_gb", max_other / 1e9},
@@ -108,6 +110,8 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.fpbp_s = j["fpbp_s"];
   row.wu_s = j["wu_s"];
   row.input_wait_s = j["input_wait_s"];
+  row.overlap_s = j["overlap_s"];
+  row.rest_s = j["rest_s"];
   row.exposed_comm_s = j["exposed_comm_s"];
   row.memory_gpu0_gb = j["memory_gpu0_gb"];
   row.memory_max_other_gb = j["memory_max_other_gb"];
@@ -157,6 +161,11 @@ wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const 
   o.fusion_buffer_bytes = is_kvstore_method(framework, comm) ? 0 : fusion_bytes;
   o.workspace_bytes = std::move(workspace_bytes);
   return o;
+}
+
+double expected_simulation_seconds(const std::string& comm, int gpus) {
+  constexpr double kP2pSecondsPerGpuSquared = 1e-3;  // tools/bench: 16 / 32 / 64 GPUs on lassen
+  return comm == "p2p" && gpus > 16 ? kP2pSecondsPerGpuSquared * gpus * gpus : 0;
 }
 
 std::vector<ResultRow> run_experiment(const Experiment& e,

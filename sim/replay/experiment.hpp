@@ -86,6 +86,9 @@ struct ResultRow {
   double setup_s = 0;  // paid once per run, in epoch_s (run_setup.hpp)
   double fpbp_s = 0, wu_s = 0, exposed_comm_s = 0;
   double input_wait_s = 0;  // rank 0's GPU, done with a batch, waiting for the next one
+  // iteration_s = fpbp_s + wu_s + input_wait_s + rest_s; overlap_s is in both fpbp_s and wu_s
+  // (ReplayResult)
+  double overlap_s = 0, rest_s = 0;
   double memory_gpu0_gb = 0, memory_max_other_gb = 0;
   double memory_before_training_gb = 0;  // GPU0 once set up: context, weights, gradients
   double gpu_memory_gb = 0;               // the memory of the job's smallest GPU
@@ -116,6 +119,12 @@ int decode_threads_of(const Experiment& e);
 wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
                                     int gpus, int batch, double fusion_bytes,
                                     std::function<double(int)> workspace_bytes);
+
+// Host seconds the simulation of `comm` on `gpus` GPUs is expected to take where that is far
+// beyond the usual second, else 0: `p2p` over more than 16 GPUs, whose per-key copies all share
+// the fabric, grows with the square of the GPUs (1e-3 s x G^2: 0.2 s at 16 GPUs, 1 s at 32, 4 s
+// at 64 measured, docs/replay.md "speed").
+double expected_simulation_seconds(const std::string& comm, int gpus);
 
 // One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp),
 // as JSON text for result_row_of; its speedup is left at 0.

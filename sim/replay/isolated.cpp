@@ -1,8 +1,10 @@
 #include "sim/replay/isolated.hpp"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <stdexcept>
 
@@ -31,9 +33,14 @@ IsolatedChild start_isolated(const std::function<std::string()>& work) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("run_isolated: pipe failed");
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("run_isolated: fork failed");
   if (pid == 0) {
+    // A simulation outlives no gpuscale: killed with its parent (a timeout, a kill), it would
+    // go on for nobody, minutes long for the largest configurations.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // the parent died before prctl took effect
     ::close(fds[0]);
     std::string out;
     try {

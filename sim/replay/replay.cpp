@@ -625,10 +625,16 @@ class Replay {
       return t;
     };
     if (!last.rank0_fpbp.empty()) result.wu_s = gpu_done(last) - dag_.end_time(last.rank0_fpbp.back());
-    if (n > 1 && last.batch_decoded >= 0) {
+    if (n > 1) {
       const double previous_done = gpu_done(iterations_[static_cast<size_t>(n - 2)]);
-      result.input_wait_s = std::max(0.0, dag_.end_time(last.batch_decoded) - previous_done);
+      if (last.batch_decoded >= 0) {
+        result.input_wait_s = std::max(0.0, dag_.end_time(last.batch_decoded) - previous_done);
+      }
+      for (NodeId id : last.rank0_fpbp) {
+        result.overlap_s += std::max(0.0, std::min(dag_.end_time(id), previous_done) - dag_.start_time(id));
+      }
     }
+    result.rest_s = result.iteration_s - result.fpbp_s - result.wu_s - result.input_wait_s;
     for (const compute::LayerTimes& t : layer_times_) {
       result.compute_s += t.forward.value + t.backward_data.value + t.backward_weights.value;
     }

@@ -112,6 +112,14 @@ struct ReplayResult {
   double fpbp_s = 0;          // rank 0's forward and backward kernels (last iteration), run times
   double input_wait_s = 0;    // rank 0's GPU, done with a batch, waiting for the next one
   double wu_s = 0;            // from rank 0's last backward kernel to its last new weights
+  // The rest of the iteration, so that iteration_s = fpbp_s + wu_s + input_wait_s + rest_s:
+  // rank 0's GPU idle, waiting for the host (launches, engine syncs, the Python thread) or for a
+  // slower GPU, less overlap_s, and what warm-up leaves in the mean over a few iterations
+  // (iteration_s; the other terms are the last iteration's).
+  double rest_s = 0;
+  // The part of fpbp_s that ran before the previous iteration's WU ended (a forward running on
+  // the first new weights while the last are still on their way): where rest_s is negative.
+  double overlap_s = 0;
   double compute_s = 0;       // rank 0's kernels of one iteration, alone (no communication)
   double exposed_comm_s = 0;  // iteration_s - compute_s, at least 0
   long activities = 0;        // SimGrid activities started

@@ -48,9 +48,9 @@ ordered_json metadata(const char* name, size_t pid, ordered_json args) {
 
 std::string chrome_trace_json(const std::vector<Timeline>& timelines) {
   ordered_json events = ordered_json::array();
-  for (size_t i = 0; i < timelines.size(); ++i) {
-    const Timeline& timeline = timelines[i];
-    const size_t pid = i + 1;
+  for (size_t t = 0; t < timelines.size(); ++t) {
+    const Timeline& timeline = timelines[t];
+    const size_t pid = t + 1;
     events.push_back(metadata("process_name", pid, {{"name", timeline.title}}));
     events.push_back(metadata("process_sort_index", pid, {{"sort_index", pid}}));
     std::vector<std::string> tracks;

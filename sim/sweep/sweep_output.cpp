@@ -122,6 +122,8 @@ JsonRow row_json(const SweepRow& row) {
           {"fpbp_s", r.fpbp_s},
           {"wu_s", r.wu_s},
           {"input_wait_s", r.input_wait_s},
+          {"rest_s", r.rest_s},
+          {"overlap_s", r.overlap_s},
           {"exposed_comm_s", r.exposed_comm_s},
           {"memory_gpu0_gb", r.memory_gpu0_gb},
           {"memory_max_other_gb", r.memory_max_other_gb},
@@ -135,7 +137,7 @@ std::string rows_csv(const std::vector<JsonRow>& rows) {
   static const std::vector<std::string> columns = {
       "index", "hash", "machine", "topology", "workload", "comm", "exchange", "routing", "fusion_mb", "protocol",
       "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup",
-      "efficiency", "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "exposed_comm_s",
+      "efficiency", "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "rest_s", "overlap_s", "exposed_comm_s",
       "memory_gpu0_gb", "memory_max_other_gb", "gpu_memory_gb", "fits_memory",
       "max_link_utilisation"};
   std::string out = csv_record(columns);

@@ -9,7 +9,10 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "tests/support/test_support.hpp"
 
@@ -150,6 +153,47 @@ TEST(CliRun, AFusionCycleOfZeroRemovesTheTickAndOutputsNameTheExchange) {
   const auto csv = run_command(kGpuscale + " run " + file + " --format csv");
   EXPECT_THAT(csv.out, ::testing::HasSubstr("comm,exchange,gpus"));
   EXPECT_THAT(csv.out, ::testing::HasSubstr(",nccl,mxnet: horovod fusion 64 MiB with no cycle,2,"));
+}
+
+// The table's FP+BP, WU, input and rest make the iteration. MXNet issues a forward segment only
+// once its weights are in, so no forward overlaps the exchange and the rest (the GPU waiting for
+// the host) is never negative; PyTorch issues ahead, and its forward may overlap the exchange.
+TEST(CliRun, TheColumnsMakeTheIterationAndOnlyAForwardOverlappingWuMakesTheRestNegative) {
+  auto rows = [](const std::string& args) {
+    const auto r = run_command(kGpuscale + " run --workload lenet,resnet-50 --gpus 1,2,8 "
+                               "--batch 16 --format json " + args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nlohmann::json::parse(r.out)["results"];
+  };
+  for (const auto& row : rows("--comm p2p,nccl_reduce_bcast,nccl")) {
+    const double sum = row["fpbp_s"].get<double>() + row["wu_s"].get<double>() +
+                       row["input_wait_s"].get<double>() + row["rest_s"].get<double>();
+    EXPECT_NEAR(sum, row["iteration_s"].get<double>(), 1e-9) << row.dump();
+    EXPECT_EQ(row["overlap_s"].get<double>(), 0) << row.dump();
+    EXPECT_GE(row["rest_s"].get<double>(), 0) << row.dump();
+    EXPECT_LE(row["fpbp_s"].get<double>(), row["iteration_s"].get<double>()) << row.dump();
+  }
+  double ddp_overlap = 0;
+  for (const auto& row : rows("--comm p2p,nccl --framework pytorch-ddp")) {
+    ddp_overlap = std::max(ddp_overlap, row["overlap_s"].get<double>());
+  }
+  EXPECT_GT(ddp_overlap, 0);
+  const auto table = run_command(kGpuscale + " run --workload lenet --gpus 2 --batch 16");
+  EXPECT_THAT(table.out, ::testing::HasSubstr("iter ms = FP+BP + WU + input + rest"));
+  EXPECT_THAT(table.out, ::testing::HasSubstr(" rest ms "));
+}
+
+// p2p on 1000 GPUs takes the simulator many minutes: the user hears so before the wait.
+TEST(CliRun, AConfigurationThatTakesMinutesSaysSoFirst) {
+  const auto r = run_command("timeout 3 " + kGpuscale + " run --topology lassen --gpus 1000 "
+                             "--comm p2p --workload resnet-50");
+  EXPECT_EQ(r.status, 124);  // still simulating
+  EXPECT_THAT(r.err, ::testing::HasSubstr("warning: p2p on 1000 GPUs takes the simulator about "
+                                          "17 minutes"));
+  const auto quick = run_command(kGpuscale + " run --topology lassen --gpus 16 --comm p2p "
+                                 "--workload lenet --batch 16");
+  EXPECT_EQ(quick.status, 0) << quick.err;
+  EXPECT_THAT(quick.err, ::testing::Not(::testing::HasSubstr("minutes")));
 }
 
 TEST(CliRun, CsvQuotesAFieldHoldingACommaOrAQuote) {
@@ -364,6 +408,41 @@ TEST(CliRun, TheReducerCopiesItsOwnGradientAsWellAsTheWeights) {
   const int one = local_copies(1);
   EXPECT_GT(one, 0);
   EXPECT_EQ(local_copies(2), 2 * one);
+}
+
+// The timeline as CSV: each layer's kernels with their algorithm, each copy with its bytes, in
+// time order, and the kernel time of rank 0's forward and backward is the run's FP+BP.
+TEST(CliRun, EventsCsvListsEachLayersKernelsAndEachTransferInTimeOrder) {
+  const std::string events = std::string(GPUSCALE_TEST_TMPDIR) + "/run-events.csv";
+  std::remove(events.c_str());
+  const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 2 --batch 16 "
+                             "--comm p2p --iterations 2 --format json --events " + events);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(events);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "workload,comm,gpus,batch,track,category,name,layer,algorithm,bytes,start_s,end_s");
+  int conv_with_algorithm = 0, transfers = 0;
+  double previous_start = -1;
+  std::set<std::string> layers;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 12u) << line;  // no field here holds a comma
+    EXPECT_GE(std::stod(f[10]), previous_start) << line;
+    previous_start = std::stod(f[10]);
+    EXPECT_GE(std::stod(f[11]), std::stod(f[10])) << line;
+    if (f[5] == "forward" && f[7].starts_with("conv") && !f[8].empty()) ++conv_with_algorithm;
+    if (f[5] == "transfer") {
+      EXPECT_GT(std::stod(f[9]), 0) << line;
+      ++transfers;
+    }
+    if (f[5] == "forward") layers.insert(f[7]);
+  }
+  EXPECT_GT(conv_with_algorithm, 0);
+  EXPECT_GT(transfers, 0);
+  EXPECT_GT(layers.size(), 50u);  // ResNet-50's layers, each by name
 }
 
 TEST(CliRun, TraceToAMissingFolderFailsCleanly) {

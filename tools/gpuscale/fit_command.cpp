@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "tools/gpuscale/console.hpp"
 #include "sim/core/error.hpp"
 #include "validation/src/fit.hpp"
 
@@ -26,7 +27,7 @@ std::string today() {
 
 void fit(const FitOptions& o) {
   const validation::FitResult r = validation::fit_framework(o.framework, [](int n) {
-    if (n % 10 == 0) std::cerr << fmt::format("[fit] {} simulations of the calibration set\n", n);
+    if (n % 10 == 0) progress(fmt::format("[fit] {} simulations of the calibration set", n));
   });
   const wl::Calibration& cal = r.framework.calibration;
   std::string out = fmt::format("Fit of {} ({}) on {}: {} points, {} simulations\n",

@@ -6,6 +6,7 @@
 #include <exception>
 #include <iostream>
 
+#include "tools/gpuscale/console.hpp"
 #include "sim/core/error.hpp"
 #include "tools/gpuscale/collective_command.hpp"
 #include "tools/gpuscale/fit_command.hpp"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_validate_command(app);
   gpuscale::cli::add_fit_command(app);
   gpuscale::cli::add_sweep_command(app);
+  gpuscale::cli::init_console();
   try {
     gpuscale::cli::check_long_options(app, argc, argv);
     app.parse(argc, argv);

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "sim/replay/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/gpuscale/console.hpp"
 #include "topologies/src/topology_config.hpp"
 
 namespace gpuscale::cli {
@@ -27,6 +30,7 @@ struct RunOptions {
   std::string scaling = "strong";
   std::string format = "table";
   std::string trace;         // Chrome / Perfetto trace file
+  std::string events;        // the same timeline as CSV, one row per kernel, copy or transfer leg
   double fusion_mb = 0;      // --fusion-mb, when given
   double fusion_cycle_ms = 0;  // --fusion-cycle-ms, when given
   int decode_threads = 4;    // --decode-threads, when given
@@ -60,15 +64,15 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   if (given("--framework")) e.framework = f.framework;
   if (given("--without")) e.without = f.without;
   if (given("--iterations")) e.iterations = f.iterations;
-  e.record_timeline = !o.trace.empty();
+  e.record_timeline = !o.trace.empty() || !o.events.empty();
   return e;
 }
 
-void check_writable_folder(const std::string& path) {
+void check_writable_folder(const std::string& option, const std::string& path) {
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   if (!folder.empty() && !std::filesystem::is_directory(folder)) {
-    throw ConfigError(Origin{"--trace", 0}, fmt::format("folder '{}' does not exist: create it or "
-                                                        "write the trace elsewhere", folder.string()));
+    throw ConfigError(Origin{option, 0}, fmt::format("folder '{}' does not exist: create it or "
+                                                     "write the file elsewhere", folder.string()));
   }
 }
 
@@ -80,6 +84,27 @@ std::string trace_of(const std::vector<sim::ResultRow>& rows) {
     timelines.push_back(std::move(t));
   }
   return sim::chrome_trace_json(timelines);
+}
+
+// Every event of every configuration's timeline, in time order within each configuration: which
+// layer's kernels and which exchange ran when, for scripts and spreadsheets.
+std::string events_csv(const std::vector<sim::ResultRow>& rows) {
+  std::string out = csv_record({"workload", "comm", "gpus", "batch", "track", "category", "name",
+                                "layer", "algorithm", "bytes", "start_s", "end_s"});
+  for (const sim::ResultRow& r : rows) {
+    std::vector<const sim::TimelineEvent*> events;
+    for (const sim::TimelineEvent& e : r.timeline.events) events.push_back(&e);
+    std::stable_sort(events.begin(), events.end(), [](const auto* a, const auto* b) {
+      return a->start_s < b->start_s;
+    });
+    for (const sim::TimelineEvent* e : events) {
+      out += csv_record({r.workload, r.comm, std::to_string(r.gpus), std::to_string(r.batch),
+                         e->track, e->category, e->name, e->layer, e->algorithm,
+                         e->bytes > 0 ? fmt::format("{:.0f}", e->bytes) : "",
+                         fmt::format("{:.9g}", e->start_s), fmt::format("{:.9g}", e->end_s)});
+    }
+  }
+  return out;
 }
 
 nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
@@ -102,6 +127,8 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
                        {"fpbp_s", r.fpbp_s},
                        {"wu_s", r.wu_s},
                        {"input_wait_s", r.input_wait_s},
+                       {"overlap_s", r.overlap_s},
+                       {"rest_s", r.rest_s},
                        {"exposed_comm_s", r.exposed_comm_s},
                        {"memory_gb", {{"gpu0", r.memory_gpu0_gb},
                                       {"max_other", r.memory_max_other_gb},
@@ -116,14 +143,15 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
 std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   std::string out =
       "topology,workload,comm,exchange,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
-      "throughput_img_s,fpbp_s,wu_s,input_wait_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb,"
+      "throughput_img_s,fpbp_s,wu_s,input_wait_s,overlap_s,rest_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb,"
       "gpu_memory_gb,fits_memory\n";
   const auto g = [](double v, int digits) { return fmt::format("{:.{}g}", v, digits); };
   for (const sim::ResultRow& r : rows) {
     out += csv_record({r.topology, r.workload, r.comm, r.exchange, std::to_string(r.gpus),
                        std::to_string(r.batch), r.scaling, g(r.iteration_s, 9), g(r.epoch_s, 9),
                        g(r.setup_s, 9), g(r.speedup, 6), g(r.throughput_img_s, 6), g(r.fpbp_s, 9),
-                       g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.exposed_comm_s, 9),
+                       g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.overlap_s, 9), g(r.rest_s, 9),
+                       g(r.exposed_comm_s, 9),
                        g(r.memory_gpu0_gb, 4), g(r.memory_max_other_gb, 4),
                        g(r.gpu_memory_gb, 4), r.fits_memory() ? "true" : "false"});
   }
@@ -141,19 +169,19 @@ std::string exchange_legend(const std::vector<sim::ResultRow>& rows) {
 }
 
 std::string results_table(const std::vector<sim::ResultRow>& rows) {
-  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n",
+  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n",
                                 "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
-                                "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "GPU0 GB", "other GB",
-                                "fits");
+                                "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "rest ms",
+                                "GPU0 GB", "other GB", "fits");
   std::string previous;
   for (const sim::ResultRow& r : rows) {
     const std::string group = r.topology + r.workload + r.comm;
     if (!previous.empty() && group != previous) out += "\n";
     previous = group;
-    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} {:>4}\n",
+    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} {:>4}\n",
                        r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
                        r.speedup, r.throughput_img_s, r.fpbp_s * 1e3, r.wu_s * 1e3,
-                       r.input_wait_s * 1e3, r.memory_gpu0_gb,
+                       r.input_wait_s * 1e3, r.rest_s * 1e3, r.memory_gpu0_gb,
                        r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-",
                        r.fits_memory() ? "yes" : "NO");
   }
@@ -176,20 +204,41 @@ void check_memory(const std::vector<sim::ResultRow>& rows, bool strict) {
       throw ConfigError(Origin{"--strict", 0}, memory_shortfall(r) + ": lower --batch or use GPUs "
                                                                      "with more memory");
     }
-    std::cerr << "gpuscale: warning: " << memory_shortfall(r)
-              << ": it would not fit (the table marks it; --strict makes it an error)\n";
+    warning(memory_shortfall(r) + ": it would not fit (the table marks it; --strict makes it "
+                                  "an error)");
   }
+}
+
+// Says so before a configuration that takes the simulator minutes; whether any does.
+bool warn_of_slow_configurations(const sim::Experiment& e) {
+  bool slow = false;
+  for (const std::string& comm : e.comms) {
+    for (int gpus : e.gpus) {
+      const double seconds = sim::expected_simulation_seconds(comm, gpus);
+      if (seconds < 30) continue;
+      slow = true;
+      warning(fmt::format("{} on {} GPUs takes the simulator about {:.0f} minutes per "
+                          "configuration (its per-key copies share the fabric; the time grows "
+                          "with the square of the GPUs); MXNet's kvstore=device reduces within "
+                          "one machine: nccl or hierarchical simulate this in seconds",
+                          comm, gpus, std::ceil(seconds / 60)));
+    }
+  }
+  return slow;
 }
 
 void run(const RunOptions& o, const CLI::App& cmd) {
   const sim::Experiment experiment = experiment_of(o, cmd);
-  if (!o.trace.empty()) check_writable_folder(o.trace);  // before minutes of simulation
-  const bool chatty = experiment.workloads.size() * experiment.comms.size() *
-                          experiment.batches.size() * experiment.gpus.size() > 1;
+  // Before minutes of simulation.
+  if (!o.trace.empty()) check_writable_folder("--trace", o.trace);
+  if (!o.events.empty()) check_writable_folder("--events", o.events);
+  const bool slow = warn_of_slow_configurations(experiment);
+  const bool chatty = slow || experiment.workloads.size() * experiment.comms.size() *
+                                      experiment.batches.size() * experiment.gpus.size() > 1;
   const auto rows = sim::run_experiment(experiment, [&](int done, int total, const sim::ResultRow& r) {
     if (chatty) {
-      std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done,
-                               total, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
+      progress(fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration", done, total,
+                           r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3));
     }
   });
   check_memory(rows, o.strict);
@@ -201,12 +250,15 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     out = results_csv(rows);
   } else {
     out = fmt::format("{} (strong = fixed {} images per epoch; speedup against the same method "
-                      "on 1 GPU)\n\n",
+                      "on 1 GPU)\n",
                       rows.empty() ? "" : rows[0].topology,
                       experiment.images > 0 ? std::to_string(experiment.images) : "dataset");
+    out += "iter ms = FP+BP + WU + input + rest on GPU0 (rest: waiting for the host or a slower "
+           "GPU, less any forward run during the previous WU)\n\n";
     out += exchange_legend(rows) + results_table(rows);
   }
   if (!o.trace.empty()) write_output_file(o.trace, trace_of(rows), Origin{"--trace", 0});
+  if (!o.events.empty()) write_output_file(o.events, events_csv(rows), Origin{"--events", 0});
   std::cout << out;
 }
 
@@ -281,6 +333,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", o->trace, "Write a Chrome/Perfetto timeline (JSON) of every "
                                        "configuration: kernels and copies per GPU, transfers "
                                        "per link");
+  cmd->add_option("--events", o->events, "Write the timeline as CSV: every kernel (its layer and "
+                                         "algorithm), copy and link transfer (bytes) with its "
+                                         "start and end, per configuration");
   cmd->callback([o, cmd] { run(*o, *cmd); });
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <thread>
 
+#include "tools/gpuscale/console.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/sweep_plots.hpp"
 #include "sim/sweep/study_loader.hpp"
@@ -51,7 +52,7 @@ void show_progress(const sweep::SweepProgress& p) {
                              p.finished, p.to_simulate, p.cached)
               << (p.finished == p.to_simulate ? "\n" : "") << std::flush;
   } else if (p.finished > 0 || p.to_simulate == 0) {
-    std::cerr << fmt::format("[{}/{}] simulated ({} cached)\n", p.finished, p.to_simulate, p.cached);
+    progress(fmt::format("[{}/{}] simulated ({} cached)", p.finished, p.to_simulate, p.cached));
   }
 }
 
@@ -112,8 +113,8 @@ void run_study(const SweepCommandOptions& o) {
   const auto too_big = std::count_if(outcome.rows.begin(), outcome.rows.end(),
                                      [](const sweep::SweepRow& r) { return !r.result.fits_memory(); });
   if (too_big > 0) {
-    std::cerr << fmt::format("gpuscale: warning: {} of {} runs need more memory than their GPUs "
-                             "have (fits_memory false, NO in the table)\n", too_big, rows.size());
+    warning(fmt::format("{} of {} runs need more memory than their GPUs have (fits_memory "
+                        "false, NO in the table)", too_big, rows.size()));
   }
   if (o.format == "json") {
     std::cout << nlohmann::ordered_json(rows).dump(1) << "\n";

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "tools/gpuscale/console.hpp"
 #include "sim/replay/replay.hpp"
 #include "validation/src/comparison.hpp"
 #include "validation/src/predictions.hpp"
@@ -23,8 +24,8 @@ struct ValidateOptions {
 };
 
 void print_progress(int done, int total, const sim::ResultRow& r) {
-  std::cerr << fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration\n", done, total,
-                           r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3);
+  progress(fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration", done, total,
+                       r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3));
 }
 
 // The suite predicted and compared with its measurements as its setup reads it.
@@ -56,7 +57,7 @@ void validate(const ValidateOptions& o) {
           : validation::comparison_table(suite, comparison, framework, readings);
   if (!o.plot_dir.empty()) {
     const auto files = validation::write_plots(suite, metrics, comparison, o.plot_dir);
-    std::cerr << fmt::format("wrote {} figures to {}\n", files.size(), o.plot_dir);
+    progress(fmt::format("wrote {} figures to {}", files.size(), o.plot_dir));
   }
   std::cout << out;
 }

@@ -103,7 +103,7 @@ std::pair<std::string, std::string> link_endpoints(const ConfigNode& link) {
 }
 
 const ShippedFolder& shipped_topologies() {
-  static const ShippedFolder folder("topology", "GPUSCALE_TOPOLOGIES_DIR", GPUSCALE_TOPOLOGIES_DIR);
+  static const ShippedFolder folder("topology", "GPUSCALE_TOPOLOGIES_DIR", "topologies");
   return folder;
 }
 

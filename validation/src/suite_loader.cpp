@@ -340,8 +340,7 @@ const char* to_string(Metric metric) {
 }
 
 const ShippedFolder& shipped_suites() {
-  static const ShippedFolder folder("validation suite", "GPUSCALE_VALIDATION_DIR",
-                                    GPUSCALE_VALIDATION_DIR);
+  static const ShippedFolder folder("validation suite", "GPUSCALE_VALIDATION_DIR", "validation");
   return folder;
 }
 

@@ -6,7 +6,7 @@ namespace gpuscale::wl {
 
 const ShippedFolder& shipped_datasets() {
   static const ShippedFolder folder("dataset", "GPUSCALE_DATASETS_DIR",
-                                    GPUSCALE_WORKLOADS_DIR "/datasets");
+                                    "workloads/datasets");
   return folder;
 }
 

@@ -208,7 +208,7 @@ bool FrameworkConfig::process_per_gpu(const std::string& comm) const {
 
 const ShippedFolder& shipped_frameworks() {
   static const ShippedFolder folder("framework", "GPUSCALE_FRAMEWORKS_DIR",
-                                    GPUSCALE_WORKLOADS_DIR "/frameworks");
+                                    "workloads/frameworks");
   return folder;
 }
 

@@ -31,7 +31,7 @@ ConfigNode load_chain(const std::string& path, int depth) {
 }  // namespace
 
 const ShippedFolder& shipped_workloads() {
-  static const ShippedFolder folder("workload", "GPUSCALE_WORKLOADS_DIR", GPUSCALE_WORKLOADS_DIR);
+  static const ShippedFolder folder("workload", "GPUSCALE_WORKLOADS_DIR", "workloads");
   return folder;
 }
 
