@@ -22,16 +22,11 @@ if [ "$what" = run ]; then
   exec build/gpuscale run tools/experiments/dgx1-study.yaml
 fi
 # ctest counts a skipped test (one needing ../shared's data, absent outside CI) among those that
-# passed; the last line says how many did not run, and why.
+# passed; the last line says how many did not run, and why (tools/ctest-skipped.sh).
 cd build
 set +e
 ctest --output-on-failure -j "$(nproc)" | tee ctest.log
 status=${PIPESTATUS[0]}
 set -e
-skipped=$(grep -c '(Skipped)$' ctest.log || true)
-if [ "$skipped" -gt 0 ]; then
-  echo "$skipped tests skipped (they need ../shared's data, which CI has; listed above)"
-else
-  echo "0 tests skipped"
-fi
+../tools/ctest-skipped.sh ctest.log
 exit "$status"

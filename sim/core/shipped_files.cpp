@@ -25,7 +25,9 @@ bool holds_shipped_files(const fs::path& dir) {
 }
 
 std::string find_data_root() {
-  if (const char* dir = std::getenv("GPUSCALE_DATA_DIR"); dir != nullptr && *dir != '\0') return dir;
+  if (const char* dir = std::getenv("GPUSCALE_DATA_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
   std::error_code ec;
   const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
   if (!ec) {

@@ -132,7 +132,8 @@ class Replay {
   }
 
   // A kernel that works on one parameter tensor: its update, the sum of its copies, a copy.
-  KernelRecord tensor_kernel(const char* verb, KernelCategory category, size_t t, double bytes) const {
+  KernelRecord tensor_kernel(const char* verb, KernelCategory category, size_t t,
+                             double bytes) const {
     const std::string& tensor = s_.costs->tensors[t].name;
     return kernel_record(fmt::format("{} {}", verb, tensor), category, tensor, bytes);
   }
@@ -631,7 +632,8 @@ class Replay {
         result.input_wait_s = std::max(0.0, dag_.end_time(last.batch_decoded) - previous_done);
       }
       for (NodeId id : last.rank0_fpbp) {
-        result.overlap_s += std::max(0.0, std::min(dag_.end_time(id), previous_done) - dag_.start_time(id));
+        const double before = std::min(dag_.end_time(id), previous_done) - dag_.start_time(id);
+        result.overlap_s += std::max(0.0, before);
       }
     }
     result.rest_s = result.iteration_s - result.fpbp_s - result.wu_s - result.input_wait_s;

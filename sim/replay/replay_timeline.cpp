@@ -111,7 +111,8 @@ std::vector<TimelineEvent> replay_timeline(const topo::Topology& topology,
   // Each GPU's events together, kernels first, so that its two tracks sit side by side.
   std::vector<std::vector<TimelineEvent>> kernel_events(gpus.size()), copy_events(gpus.size());
   for (const KernelRecord& k : kernels) {
-    TimelineEvent event = span(builder.gpu_name(k.rank) + " kernels", k.name, to_string(k.category), k.node);
+    TimelineEvent event =
+        span(builder.gpu_name(k.rank) + " kernels", k.name, to_string(k.category), k.node);
     event.layer = k.layer;
     event.algorithm = k.algorithm;
     event.bytes = k.bytes;

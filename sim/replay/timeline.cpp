@@ -41,7 +41,8 @@ ordered_json args_of(const TimelineEvent& e) {
 
 // A metadata event (a process's or a thread's name or place), in Chrome's own category.
 ordered_json metadata(const char* name, size_t pid, ordered_json args) {
-  return {{"name", name}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", pid}, {"args", std::move(args)}};
+  return {{"name", name}, {"cat", "__metadata"}, {"ph", "M"}, {"pid", pid},
+          {"args", std::move(args)}};
 }
 
 }  // namespace

@@ -135,9 +135,11 @@ JsonRow row_json(const SweepRow& row) {
 
 std::string rows_csv(const std::vector<JsonRow>& rows) {
   static const std::vector<std::string> columns = {
-      "index", "hash", "machine", "topology", "workload", "comm", "exchange", "routing", "fusion_mb", "protocol",
+      "index", "hash", "machine", "topology", "workload", "comm", "exchange", "routing",
+      "fusion_mb", "protocol",
       "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup",
-      "efficiency", "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "rest_s", "overlap_s", "exposed_comm_s",
+      "efficiency", "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "rest_s", "overlap_s",
+      "exposed_comm_s",
       "memory_gpu0_gb", "memory_max_other_gb", "gpu_memory_gb", "fits_memory",
       "max_link_utilisation"};
   std::string out = csv_record(columns);

@@ -12,6 +12,7 @@ namespace gpuscale {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing::run_command;
 
@@ -21,6 +22,34 @@ nlohmann::json show_json(const std::string& args) {
   const auto r = run_command(kGpuscale + " topo show " + args + " --format json");
   EXPECT_EQ(r.status, 0) << r.err;
   return nlohmann::json::parse(r.out);
+}
+
+// Progress lines go through spdlog at level info, warnings at warn: SPDLOG_LEVEL chooses.
+TEST(Cli, ProgressAndWarningsGoToStderrAtTheLevelSpdlogLevelSays) {
+  const std::string run = " run --workload resnet-50 --gpus 1,2 --comm nccl --without input";
+  const auto chatty = run_command(kGpuscale + run + " --batch 4096");
+  ASSERT_EQ(chatty.status, 0) << chatty.err;
+  EXPECT_THAT(chatty.err, HasSubstr("[1/2] resnet-50 nccl 1 GPUs batch 4096"));
+  EXPECT_THAT(chatty.err, HasSubstr("gpuscale: warning: resnet-50 nccl 1 GPUs batch 4096 needs"));
+  const auto warnings = run_command("SPDLOG_LEVEL=warn " + kGpuscale + run + " --batch 4096");
+  EXPECT_THAT(warnings.err, Not(HasSubstr("[1/2]")));
+  EXPECT_THAT(warnings.err, HasSubstr("gpuscale: warning:"));
+  const auto quiet = run_command("SPDLOG_LEVEL=error " + kGpuscale + run + " --batch 4096");
+  EXPECT_TRUE(quiet.err.empty()) << quiet.err;
+  EXPECT_EQ(quiet.out, chatty.out);
+}
+
+// ctest counts a test that skipped itself as passed; the README's test command says how many.
+TEST(Cli, TheTestCommandCountsSkippedTests) {
+  const std::string log = testing::write_temp_file(
+      "ctest.log",
+      "100% tests passed, 0 tests failed out of 3\n\nThe following tests did not run:\n"
+      "\t 12 - DeepBench.ReadsEveryGemmAndConvolutionRow (Skipped)\n"
+      "\t 13 - DeepBench.ShippedConstantsFollowTheirDerivation (Skipped)\n");
+  const std::string script = std::string(GPUSCALE_SOURCE_DIR) + "/tools/ctest-skipped.sh ";
+  EXPECT_THAT(run_command(script + log).out, StartsWith("2 tests skipped (they need ../shared"));
+  const std::string clean = testing::write_temp_file("ctest-clean.log", "100% tests passed\n");
+  EXPECT_EQ(run_command(script + clean).out, "0 tests skipped\n");
 }
 
 TEST(Cli, TopoListNamesEveryShippedMachine) {

@@ -127,8 +127,8 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
                        {"fpbp_s", r.fpbp_s},
                        {"wu_s", r.wu_s},
                        {"input_wait_s", r.input_wait_s},
-                       {"overlap_s", r.overlap_s},
                        {"rest_s", r.rest_s},
+                       {"overlap_s", r.overlap_s},
                        {"exposed_comm_s", r.exposed_comm_s},
                        {"memory_gb", {{"gpu0", r.memory_gpu0_gb},
                                       {"max_other", r.memory_max_other_gb},
@@ -143,16 +143,15 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
 std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   std::string out =
       "topology,workload,comm,exchange,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
-      "throughput_img_s,fpbp_s,wu_s,input_wait_s,overlap_s,rest_s,exposed_comm_s,memory_gpu0_gb,memory_max_other_gb,"
-      "gpu_memory_gb,fits_memory\n";
+      "throughput_img_s,fpbp_s,wu_s,input_wait_s,rest_s,overlap_s,exposed_comm_s,"
+      "memory_gpu0_gb,memory_max_other_gb,gpu_memory_gb,fits_memory\n";
   const auto g = [](double v, int digits) { return fmt::format("{:.{}g}", v, digits); };
   for (const sim::ResultRow& r : rows) {
     out += csv_record({r.topology, r.workload, r.comm, r.exchange, std::to_string(r.gpus),
                        std::to_string(r.batch), r.scaling, g(r.iteration_s, 9), g(r.epoch_s, 9),
                        g(r.setup_s, 9), g(r.speedup, 6), g(r.throughput_img_s, 6), g(r.fpbp_s, 9),
-                       g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.overlap_s, 9), g(r.rest_s, 9),
-                       g(r.exposed_comm_s, 9),
-                       g(r.memory_gpu0_gb, 4), g(r.memory_max_other_gb, 4),
+                       g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.rest_s, 9), g(r.overlap_s, 9),
+                       g(r.exposed_comm_s, 9), g(r.memory_gpu0_gb, 4), g(r.memory_max_other_gb, 4),
                        g(r.gpu_memory_gb, 4), r.fits_memory() ? "true" : "false"});
   }
   return out;
@@ -169,8 +168,12 @@ std::string exchange_legend(const std::vector<sim::ResultRow>& rows) {
 }
 
 std::string results_table(const std::vector<sim::ResultRow>& rows) {
-  std::string out = fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n",
-                                "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
+  static constexpr const char* kHeader = "{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} "
+                                         "{:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n";
+  static constexpr const char* kRow = "{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} "
+                                      "{:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} "
+                                      "{:>4}\n";
+  std::string out = fmt::format(kHeader, "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
                                 "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "rest ms",
                                 "GPU0 GB", "other GB", "fits");
   std::string previous;
@@ -178,8 +181,7 @@ std::string results_table(const std::vector<sim::ResultRow>& rows) {
     const std::string group = r.topology + r.workload + r.comm;
     if (!previous.empty() && group != previous) out += "\n";
     previous = group;
-    out += fmt::format("{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} {:>4}\n",
-                       r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
+    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
                        r.speedup, r.throughput_img_s, r.fpbp_s * 1e3, r.wu_s * 1e3,
                        r.input_wait_s * 1e3, r.rest_s * 1e3, r.memory_gpu0_gb,
                        r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-",
