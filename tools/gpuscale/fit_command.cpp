@@ -6,8 +6,8 @@
 #include <iostream>
 #include <memory>
 
-#include "tools/gpuscale/console.hpp"
 #include "sim/core/error.hpp"
+#include "tools/gpuscale/console.hpp"
 #include "validation/src/fit.hpp"
 
 namespace gpuscale::cli {

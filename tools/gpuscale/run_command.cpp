@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include "sim/core/csv.hpp"
 #include "sim/core/error.hpp"
@@ -19,6 +18,7 @@
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/gpuscale/console.hpp"
+#include "tools/gpuscale/result_text.hpp"
 #include "topologies/src/topology_config.hpp"
 
 namespace gpuscale::cli {
@@ -157,16 +157,6 @@ std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   return out;
 }
 
-// "exchange: nccl = mxnet: horovod fusion 64 MiB every 5 ms", one line per method.
-std::string exchange_legend(const std::vector<sim::ResultRow>& rows) {
-  std::string out;
-  std::set<std::string> seen;
-  for (const sim::ResultRow& r : rows) {
-    if (seen.insert(r.comm).second) out += fmt::format("exchange: {} = {}\n", r.comm, r.exchange);
-  }
-  return out + (out.empty() ? "" : "\n");
-}
-
 std::string results_table(const std::vector<sim::ResultRow>& rows) {
   static constexpr const char* kHeader = "{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} "
                                          "{:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n";
@@ -239,8 +229,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                                       experiment.batches.size() * experiment.gpus.size() > 1;
   const auto rows = sim::run_experiment(experiment, [&](int done, int total, const sim::ResultRow& r) {
     if (chatty) {
-      progress(fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration", done, total,
-                           r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3));
+      progress(progress_line(done, total, r));
     }
   });
   check_memory(rows, o.strict);
@@ -257,7 +246,9 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                       experiment.images > 0 ? std::to_string(experiment.images) : "dataset");
     out += "iter ms = FP+BP + WU + input + rest on GPU0 (rest: waiting for the host or a slower "
            "GPU, less any forward run during the previous WU)\n\n";
-    out += exchange_legend(rows) + results_table(rows);
+    std::vector<const sim::ResultRow*> listed;
+    for (const sim::ResultRow& r : rows) listed.push_back(&r);
+    out += exchange_legend(listed) + "\n" + results_table(rows);
   }
   if (!o.trace.empty()) write_output_file(o.trace, trace_of(rows), Origin{"--trace", 0});
   if (!o.events.empty()) write_output_file(o.events, events_csv(rows), Origin{"--events", 0});

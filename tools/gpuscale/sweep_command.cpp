@@ -6,16 +6,15 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
-#include <set>
-#include <utility>
 #include <thread>
 
-#include "tools/gpuscale/console.hpp"
 #include "sim/core/error.hpp"
 #include "sim/report/sweep_plots.hpp"
 #include "sim/sweep/study_loader.hpp"
 #include "sim/sweep/sweep_output.hpp"
 #include "sim/sweep/sweep_runner.hpp"
+#include "tools/gpuscale/console.hpp"
+#include "tools/gpuscale/result_text.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -61,17 +60,6 @@ std::string axis_cell(const sweep::JsonRow& row, const std::string& axis) {
   return v.is_string() ? v.get<std::string>() : fmt::format("{:g}", v.get<double>());
 }
 
-// "exchange: nccl = mxnet: horovod fusion 64 MiB every 5 ms", one line per method and exchange.
-std::string exchange_legend(const std::vector<sweep::JsonRow>& rows) {
-  std::string out;
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& row : rows) {
-    const std::pair<std::string, std::string> pair{row["comm"], row["exchange"]};
-    if (seen.insert(pair).second) out += fmt::format("exchange: {} = {}\n", pair.first, pair.second);
-  }
-  return out;
-}
-
 // The varied axes, then what was predicted: one line per run.
 std::string sweep_table(const sweep::Study& study, const std::vector<sweep::JsonRow>& rows) {
   std::vector<std::string> axes = study.axes;
@@ -109,9 +97,13 @@ void run_study(const SweepCommandOptions& o) {
   const auto figures = o.plot_dir.empty() ? std::vector<std::string>{}
                                           : report::write_sweep_plots(study, outcome.rows, o.plot_dir);
   std::vector<sweep::JsonRow> rows;
-  for (const sweep::SweepRow& row : outcome.rows) rows.push_back(sweep::row_json(row));
-  const auto too_big = std::count_if(outcome.rows.begin(), outcome.rows.end(),
-                                     [](const sweep::SweepRow& r) { return !r.result.fits_memory(); });
+  std::vector<const sim::ResultRow*> results;
+  for (const sweep::SweepRow& row : outcome.rows) {
+    rows.push_back(sweep::row_json(row));
+    results.push_back(&row.result);
+  }
+  const auto too_big = std::count_if(results.begin(), results.end(),
+                                     [](const sim::ResultRow* r) { return !r->fits_memory(); });
   if (too_big > 0) {
     warning(fmt::format("{} of {} runs need more memory than their GPUs have (fits_memory "
                         "false, NO in the table)", too_big, rows.size()));
@@ -123,7 +115,7 @@ void run_study(const SweepCommandOptions& o) {
   } else {
     std::cout << fmt::format("{}: {} runs ({} simulated, {} cached) -> {}/results.csv\n\n", study.name,
                              rows.size(), outcome.simulated, outcome.cached, options.out_dir)
-              << exchange_legend(rows) << "\n" << sweep_table(study, rows);
+              << exchange_legend(results) << "\n" << sweep_table(study, rows);
     if (!figures.empty()) std::cout << fmt::format("\nwrote {} figures to {}\n", figures.size(), o.plot_dir);
   }
 }

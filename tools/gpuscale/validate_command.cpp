@@ -5,8 +5,9 @@
 #include <iostream>
 #include <memory>
 
-#include "tools/gpuscale/console.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/gpuscale/console.hpp"
+#include "tools/gpuscale/result_text.hpp"
 #include "validation/src/comparison.hpp"
 #include "validation/src/predictions.hpp"
 #include "validation/src/report.hpp"
@@ -24,8 +25,7 @@ struct ValidateOptions {
 };
 
 void print_progress(int done, int total, const sim::ResultRow& r) {
-  progress(fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration", done, total,
-                       r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3));
+  progress(progress_line(done, total, r));
 }
 
 // The suite predicted and compared with its measurements as its setup reads it.
