@@ -1,61 +1,16 @@
 #include "sim/core/config_tree.hpp"
 
+#include "sim/core/yaml_document.hpp"
+
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace gpuscale {
-namespace {
-
-Origin origin_of(const YAML::Node& node, const std::string& file) {
-  const YAML::Mark mark = node.Mark();
-  return Origin{file, mark.is_null() ? 0 : mark.line + 1};
-}
-
-ConfigNode convert(const YAML::Node& node, const std::string& file) {
-  const Origin origin = origin_of(node, file);
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return ConfigNode::scalar(node.Scalar(), origin);
-    case YAML::NodeType::Sequence: {
-      ConfigNode seq = ConfigNode::sequence(origin);
-      for (const auto& item : node) seq.items().push_back(convert(item, file));
-      return seq;
-    }
-    case YAML::NodeType::Map: {
-      ConfigNode map = ConfigNode::map(origin);
-      for (const auto& kv : node) {
-        const Origin key_origin = origin_of(kv.first, file);
-        if (!kv.first.IsScalar()) {
-          throw ConfigError(key_origin, "a mapping key must be a plain name");
-        }
-        const std::string key = kv.first.Scalar();
-        if (map.find(key) != nullptr) {
-          throw ConfigError(key_origin,
-                            fmt::format("key '{}' is given twice in this mapping (keep one)", key));
-        }
-        ConfigNode value = convert(kv.second, file);
-        if (value.is_null()) value = ConfigNode::scalar("", key_origin);
-        map.entries().push_back({key, std::move(value), key_origin});
-      }
-      return map;
-    }
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return ConfigNode();
-}
-
-std::string parse_error_text(const YAML::Exception& e) {
-  // yaml-cpp prefixes msg with nothing and what() with "yaml-cpp: error at line...": use msg.
-  return e.msg.empty() ? std::string("malformed YAML") : "malformed YAML: " + e.msg;
-}
-
-}  // namespace
 
 ConfigNode ConfigNode::scalar(std::string value, Origin origin) {
   ConfigNode n;
@@ -80,13 +35,7 @@ ConfigNode ConfigNode::map(Origin origin) {
 }
 
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(Origin{name, e.mark.is_null() ? 0 : e.mark.line + 1}, parse_error_text(e));
-  }
-  ConfigNode tree = convert(root, name);
+  ConfigNode tree = parse_yaml_document(text, name);
   if (tree.is_null()) tree = ConfigNode::map(Origin{name, 1});
   return tree;
 }
@@ -96,17 +45,19 @@ ConfigNode ConfigNode::load_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw ConfigError(Origin{path, 0}, "no such file (check the path or the name)");
   }
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(Origin{path, 0}, "cannot read the file (check its permissions)");
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(Origin{path, e.mark.is_null() ? 0 : e.mark.line + 1}, parse_error_text(e));
+  // Refused before it is read: a file that large is not an input (yaml_document.hpp).
+  if (std::filesystem::file_size(path, ec) > kMaxYamlBytes && !ec) {
+    throw ConfigError(Origin{path, 0}, fmt::format("larger than the {} MiB gpuscale reads from "
+                                                   "one file: is this the right file?",
+                                                   kMaxYamlBytes >> 20));
   }
-  ConfigNode tree = convert(root, path);
-  if (tree.is_null()) tree = ConfigNode::map(Origin{path, 1});
-  return tree;
+  std::ifstream in(path, std::ios::binary);
+  std::string text;
+  if (in) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (!in.is_open() || in.bad()) {
+    throw ConfigError(Origin{path, 0}, "cannot read the file (check its permissions)");
+  }
+  return load_string(text, path);
 }
 
 const ConfigNode* ConfigNode::find(std::string_view key) const {

@@ -25,8 +25,9 @@ class ConfigNode {
   static ConfigNode sequence(Origin origin);
   static ConfigNode map(Origin origin);
 
-  // Parses a YAML file. Throws ConfigError for a missing file, malformed YAML (with the line
-  // yaml-cpp reports) or a key given twice in one mapping.
+  // Parses a YAML file. Throws ConfigError for a missing or unreadable file, malformed YAML
+  // (with the line yaml-cpp reports), or anything yaml_document.hpp refuses (a key given twice,
+  // aliases, a second document, bytes that are not UTF-8, tabs, an input too large or deep).
   static ConfigNode load_file(const std::string& path);
   // Parses YAML text; `name` stands in for the file name in origins and errors.
   static ConfigNode load_string(const std::string& text, const std::string& name);
