@@ -10,7 +10,8 @@
 # address-space limit. A case passes when the exit status and stderr are exactly the expected
 # ones, stdout is empty (for a failure), and its scratch folder ({tmp}) holds no `*.partial` file
 # and, for a failure, no file at all. One line per failing case, then a summary; exit status 1
-# if any case failed, 2 for bad arguments.
+# if any case failed, 2 for bad arguments. With GPUSCALE_CORPUS_ACCEPT=1 a failing case's .expect
+# is rewritten with what gpuscale did (its `# defect` lines dropped): for after a fix.
 set -u
 
 if [[ $# -lt 2 ]]; then
@@ -169,6 +170,18 @@ $(diff "$scratch/want" "$scratch/stderr" | head -n 8 | cut -c1-300 | sed 's/^/  
     [[ -n $left ]] && problems+=("a failed run left files: ${left//$'\n'/, }")
   fi
 
+  if [[ ${#problems[@]} -gt 0 && ${GPUSCALE_CORPUS_ACCEPT:-} == 1 ]]; then
+    # After a fix: what gpuscale prints now becomes the expectation (review the diff).
+    {
+      head -n "$((header_lines - 1))" "$expect" | grep -v -e '^# defect' -e '^exit: '
+      echo "exit: $got_exit"
+      echo "stderr:"
+      cat "$scratch/stderr"
+    } > "$scratch/accepted"
+    mv "$scratch/accepted" "$expect"
+    echo "ACCEPTED $case_name: $(head -n 1 "$scratch/stderr" | cut -c1-200)"
+    problems=()
+  fi
   if [[ ${#problems[@]} -eq 0 ]]; then
     passed=$((passed + 1))
   else
