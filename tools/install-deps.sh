@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs gpuscale's build dependencies from Debian's package registry (bookworm), only those
-# that are missing. Uses sudo when not run as root.
+# that are missing. Uses sudo when not run as root. With --sanitize, also the compiler of the
+# sanitizer and fuzzing build (tools/sanitize.sh): Clang 19 and its libFuzzer and sanitizer
+# runtimes (Clang 14, bookworm's default, cannot capture structured bindings in lambdas).
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libjpeg62-turbo-dev     # libjpeg-turbo for tools/bench/bench_decode (skipped without it)
 )
+[ "${1:-}" = --sanitize ] && packages+=(clang-19 libclang-rt-19-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -50,18 +50,47 @@ std::string read_string(const ConfigNode& node, std::string_view what) {
   return expect_scalar(node, what).value();
 }
 
+void check_name(const std::string& name, std::string_view what, const Origin& where,
+                NameUse use) {
+  const auto in_file_names = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.' || c == '+';
+  };
+  const auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; };
+  if (name.size() > kMaxNameLength) {
+    throw ConfigError(where, fmt::format("{} '{}...' has {} characters, more than {} (shorten it)",
+                                         what, name.substr(0, 32), name.size(), kMaxNameLength));
+  }
+  if (name.empty() || std::any_of(name.begin(), name.end(), control)) {
+    throw ConfigError(where, fmt::format("{} must be some text without control characters", what));
+  }
+  if (use == NameUse::file &&
+      (name.front() == '.' || !std::all_of(name.begin(), name.end(), in_file_names))) {
+    throw ConfigError(where, fmt::format("{} '{}' may hold only letters, digits and '_-.+', and "
+                                         "may not start with '.' (it names a folder)",
+                                         what, name));
+  }
+}
+
+std::string read_name(const ConfigNode& node, std::string_view what, NameUse use) {
+  std::string name = read_string(node, what);
+  check_name(name, what, node.origin(), use);
+  return name;
+}
+
 long read_integer(const ConfigNode& node, std::string_view what, long min, long max) {
   const std::string& text = expect_scalar(node, what).value();
   long value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size()) {
-    throw ConfigError(node.origin(),
-                      fmt::format("{} '{}' is not a whole number (write e.g. '{}')", what, text, min));
-  }
-  if (value < min || value > max) {
+  const bool whole = end == text.data() + text.size();
+  if (whole && (ec == std::errc::result_out_of_range || value < min || value > max)) {
     throw ConfigError(node.origin(),
                       fmt::format("{} is {}, outside {}..{} (choose a value in that range)", what,
-                                  value, min, max));
+                                  text, min, max));
+  }
+  if (ec != std::errc{} || !whole) {
+    throw ConfigError(node.origin(),
+                      fmt::format("{} '{}' is not a whole number (write e.g. '{}')", what, text, min));
   }
   return value;
 }
@@ -195,6 +224,10 @@ const ConfigNode& MapReader::require(std::string_view key, std::string_view exam
 
 std::string MapReader::string(std::string_view key, std::string_view example) const {
   return read_string(require(key, example), fmt::format("'{}' of {}", key, what_));
+}
+
+std::string MapReader::name(std::string_view key, std::string_view example, NameUse use) const {
+  return read_name(require(key, example), fmt::format("'{}' of {}", key, what_), use);
 }
 
 std::optional<std::string> MapReader::optional_string(std::string_view key) const {

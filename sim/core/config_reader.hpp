@@ -25,6 +25,16 @@ Bytes read_bytes(const ConfigNode& node, std::string_view what);               /
 Hertz read_frequency(const ConfigNode& node, std::string_view what);           // > 0
 bool read_bool(const ConfigNode& node, std::string_view what);
 
+// A name shown in tables and output fields: 1 to kMaxNameLength characters, no control
+// characters. One that also becomes a file or folder name (NameUse::file) may hold only letters,
+// digits and "_-.+", and may not start with '.'.
+inline constexpr std::size_t kMaxNameLength = 64;
+enum class NameUse { shown, file };
+std::string read_name(const ConfigNode& node, std::string_view what, NameUse use = NameUse::shown);
+// The same rule for a name that is not a node's value (a mapping's key); throws at `where`.
+void check_name(const std::string& name, std::string_view what, const Origin& where,
+                NameUse use = NameUse::shown);
+
 // The value if it is one of `allowed`; else a ConfigError naming the nearest or all of them.
 std::string read_one_of(const ConfigNode& node, std::string_view what,
                         const std::vector<std::string>& allowed);
@@ -58,6 +68,8 @@ class MapReader {
   const ConfigNode& require(std::string_view key, std::string_view example) const;
 
   std::string string(std::string_view key, std::string_view example) const;
+  std::string name(std::string_view key, std::string_view example,
+                   NameUse use = NameUse::shown) const;  // read_name's rule
   std::optional<std::string> optional_string(std::string_view key) const;
 
  private:

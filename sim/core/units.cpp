@@ -68,13 +68,37 @@ std::string unit_list(const std::array<UnitFactor, N>& units) {
   return out;
 }
 
+// What a quantity may be besides zero: no input of gpuscale's needs less or more, and values
+// beyond reach SimGrid as denormals or infinities that abort it (issue 19).
+struct Limits {
+  std::string_view what;     // "time"
+  std::string_view example;  // "0.7 us"
+  double smallest;           // the least nonzero value (SI)
+  std::string_view smallest_text;
+  double largest;            // the greatest value (SI)
+  std::string_view largest_text;
+};
+
+constexpr Limits kSizeLimits{"size", "16 GB", 1, "one byte", 0x1p60, "1 EiB"};
+constexpr Limits kTimeLimits{"time", "0.7 us", 1e-12, "1 ps", 86400, "a day"};
+constexpr Limits kBandwidthLimits{"bandwidth", "25 GB/s", 1, "1 B/s", 1e18, "1 EB/s"};
+constexpr Limits kFlopRateLimits{"FLOP rate", "15.7 TFLOP/s", 1, "1 FLOP/s", 1e21,
+                                 "1 ZFLOP/s"};
+constexpr Limits kFrequencyLimits{"frequency", "1530 MHz", 1, "1 Hz", 1e12, "1 THz"};
+
 // Splits "25 GB/s" into 25 and "GB/s", then applies the unit's factor.
 template <std::size_t N>
 double parse_quantity(std::string_view text, const std::array<UnitFactor, N>& units,
-                      std::string_view what, std::string_view example) {
+                      const Limits& limits) {
+  const std::string_view what = limits.what, example = limits.example;
   const std::string_view s = trim(text);
   double number = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), number);
+  if (ec == std::errc::result_out_of_range) {
+    throw std::invalid_argument(fmt::format("{} '{}' is beyond what a number holds (write e.g. "
+                                            "'{}')",
+                                            what, text, example));
+  }
   if (ec != std::errc{} || end == s.data()) {
     throw std::invalid_argument(
         fmt::format("{} '{}' is not a number with a unit (write e.g. '{}')", what, text, example));
@@ -93,6 +117,14 @@ double parse_quantity(std::string_view text, const std::array<UnitFactor, N>& un
       if (value < 0) {
         throw std::invalid_argument(
             fmt::format("{} '{}' is negative (write e.g. '{}')", what, text, example));
+      }
+      if (value > limits.largest) {
+        throw std::invalid_argument(fmt::format("{} '{}' is more than {} (write e.g. '{}')", what,
+                                                text, limits.largest_text, example));
+      }
+      if (value > 0 && value < limits.smallest) {
+        throw std::invalid_argument(fmt::format("{} '{}' is less than {} (write e.g. '{}')", what,
+                                                text, limits.smallest_text, example));
       }
       return value;
     }
@@ -125,23 +157,23 @@ std::string format_fixed(double value, int decimals, std::string_view unit) {
 }  // namespace
 
 Bytes parse_bytes(std::string_view text) {
-  return Bytes{parse_quantity(text, kByteUnits, "size", "16 GB")};
+  return Bytes{parse_quantity(text, kByteUnits, kSizeLimits)};
 }
 
 Seconds parse_seconds(std::string_view text) {
-  return Seconds{parse_quantity(text, kTimeUnits, "time", "0.7 us")};
+  return Seconds{parse_quantity(text, kTimeUnits, kTimeLimits)};
 }
 
 BytesPerSecond parse_bandwidth(std::string_view text) {
-  return BytesPerSecond{parse_quantity(text, kBandwidthUnits, "bandwidth", "25 GB/s")};
+  return BytesPerSecond{parse_quantity(text, kBandwidthUnits, kBandwidthLimits)};
 }
 
 FlopsPerSecond parse_flop_rate(std::string_view text) {
-  return FlopsPerSecond{parse_quantity(text, kFlopRateUnits, "FLOP rate", "15.7 TFLOP/s")};
+  return FlopsPerSecond{parse_quantity(text, kFlopRateUnits, kFlopRateLimits)};
 }
 
 Hertz parse_frequency(std::string_view text) {
-  return Hertz{parse_quantity(text, kFrequencyUnits, "frequency", "1530 MHz")};
+  return Hertz{parse_quantity(text, kFrequencyUnits, kFrequencyLimits)};
 }
 
 std::string format_bandwidth(BytesPerSecond bw) {

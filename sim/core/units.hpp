@@ -35,7 +35,9 @@ struct Hertz {
 // Parsers for one quantity. They throw std::invalid_argument with a message that says what is
 // wrong and gives an example of a valid value; callers add the file and line.
 // Quantities must be finite and >= 0; a zero is accepted (callers that need a positive value
-// check it, since "0 us" is a valid latency but not a valid bandwidth).
+// check it, since "0 us" is a valid latency but not a valid bandwidth). Nonzero values must lie
+// within each quantity's limits: 1 byte .. 1 EiB, 1 ps .. a day, 1 B/s .. 1 EB/s,
+// 1 FLOP/s .. 1 ZFLOP/s, 1 Hz .. 1 THz.
 Bytes parse_bytes(std::string_view text);
 Seconds parse_seconds(std::string_view text);
 BytesPerSecond parse_bandwidth(std::string_view text);

@@ -44,7 +44,7 @@ Machine read_machine(const ConfigNode& node, const std::string& folder) {
   if (node.find("topology") != nullptr) {
     const MapReader map(node, "machine", {"name", "topology", "set"});
     Machine m;
-    m.label = map.string("name", "dgx1-fast");
+    m.label = map.name("name", "dgx1-fast");
     m.topology = sim::file_or_name(map.string("topology", "dgx1-v100"), folder);
     if (const ConfigNode* set = map.find("set")) {
       for (const ConfigNode* item : items_or_one(*set, "set")) {
@@ -60,7 +60,7 @@ Machine read_machine(const ConfigNode& node, const std::string& folder) {
     throw ConfigError(node.origin(), "an inline machine needs a 'name:' (and usually 'base:')");
   }
   auto document = std::make_shared<const ConfigNode>(topo::resolve_base(node, folder));
-  const std::string label = read_string(*name, "machine name");
+  const std::string label = read_name(*name, "machine name");
   topo::load_topology_config(*document, label);
   return {label, label, {}, document, node.origin().str()};
 }
@@ -231,7 +231,7 @@ Study load_study_file(const std::string& path) {
   const MapReader map(root, "study", {"name", "description", "base", "axes", "runs"});
   Study study;
   study.file = path;
-  study.name = map.string("name", "nvlink-matters");
+  study.name = map.name("name", "nvlink-matters", NameUse::file);  // the folder sweep-NAME
   if (auto d = map.optional_string("description")) study.description = *d;
   const ConfigNode* axes = map.find("axes");
   const ConfigNode* runs = map.find("runs");

@@ -80,6 +80,22 @@ TEST(ConfigReader, TypedValuesCheckRangeAndUnit) {
               StartsWith("f.yaml:3: bandwidth of x: bandwidth '25' has no unit"));
   EXPECT_THAT(config_error_of([&] { read_integer(*doc.find("bad"), "n", 0, 9); }),
               HasSubstr("is not a whole number"));
+  const ConfigNode big = ConfigNode::load_string("n: 99999999999999999999\n", "f.yaml");
+  EXPECT_EQ(config_error_of([&] { read_integer(*big.find("n"), "lanes", 1, 6); }),
+            "f.yaml:1: lanes is 99999999999999999999, outside 1..6 (choose a value in that range)");
+}
+
+TEST(ConfigReader, NamesAreBoundedAndThoseOfFoldersPlain) {
+  const ConfigNode doc = ConfigNode::load_string(
+      "shown: 'dgx1, \"fast\" links'\nlong: " + std::string(65, 'g') + "\nbad: '../x'\n",
+      "f.yaml");
+  EXPECT_EQ(read_name(*doc.find("shown"), "name"), "dgx1, \"fast\" links");
+  EXPECT_THAT(config_error_of([&] { read_name(*doc.find("shown"), "name", NameUse::file); }),
+              HasSubstr("may hold only letters, digits and '_-.+'"));
+  EXPECT_THAT(config_error_of([&] { read_name(*doc.find("long"), "name"); }),
+              StartsWith("f.yaml:2: name 'gggggggggggggggggggggggggggggggg...' has 65 characters"));
+  EXPECT_THAT(config_error_of([&] { read_name(*doc.find("bad"), "name", NameUse::file); }),
+              StartsWith("f.yaml:3: name '../x' may hold only"));
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "sim/core/units.hpp"
 
 namespace gpuscale {
@@ -44,6 +47,26 @@ TEST(Units, UnknownUnitNegativeAndGarbageAreRejected) {
   EXPECT_THROW(parse_bandwidth("-5 GB/s"), std::invalid_argument);
   EXPECT_THROW(parse_bytes("lots"), std::invalid_argument);
   EXPECT_THROW(parse_seconds(""), std::invalid_argument);
+}
+
+// Values no input needs, which would reach SimGrid as denormals or overflow what is built on them.
+TEST(Units, NonzeroValuesMustLieWithinEachQuantitysLimits) {
+  const auto message = [](auto parse) -> std::string {
+    try {
+      parse();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "<accepted>";
+  };
+  EXPECT_THAT(message([] { parse_seconds("1e300 s"); }), HasSubstr("'1e300 s' is more than a day"));
+  EXPECT_THAT(message([] { parse_bandwidth("1e-310 GB/s"); }), HasSubstr("is less than 1 B/s"));
+  EXPECT_THAT(message([] { parse_bytes("1e-300 GB"); }), HasSubstr("is less than one byte"));
+  EXPECT_THAT(message([] { parse_bytes("1e400 B"); }), HasSubstr("is beyond what a number holds"));
+  EXPECT_THAT(message([] { parse_frequency("2e12 Hz"); }), HasSubstr("is more than 1 THz"));
+  EXPECT_DOUBLE_EQ(parse_seconds("0 us").value, 0);  // zero stays valid: callers decide
+  EXPECT_DOUBLE_EQ(parse_seconds("86400 s").value, 86400);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1 B/s").value, 1);
 }
 
 TEST(Units, FormattingPicksAReadablePrefix) {

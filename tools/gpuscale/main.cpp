@@ -45,7 +45,10 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << '\n';
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "gpuscale: internal error (please report it): " << e.what() << '\n';
+    // Not the input's fault but ours (docs/hardening.md): the input is what reproduces it.
+    std::cerr << "gpuscale: internal error (please report it with the command and its input "
+                 "files attached): "
+              << e.what() << '\n';
     return 1;
   }
   return 0;

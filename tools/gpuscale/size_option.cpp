@@ -51,6 +51,9 @@ double parse_size(const std::string& option, const std::string& text) {
       }
     }
   }
+  if (bytes > 0x1p60) {
+    throw ConfigError(where, fmt::format("size '{}' is more than 1 EiB (write e.g. '100MiB')", text));
+  }
   if (!(bytes > 0) || !std::isfinite(bytes)) {
     throw ConfigError(where, fmt::format("size '{}' must be a positive number of bytes (write e.g. "
                                          "'100MiB' or '1e8')", text));

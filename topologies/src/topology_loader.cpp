@@ -11,6 +11,9 @@
 namespace gpuscale::topo {
 namespace {
 
+// The largest cluster gpuscale builds: 4x the 16,384 GPUs of today's largest training jobs.
+constexpr long kMaxClusterGpus = 65'536;
+
 bool valid_device_name(const std::string& name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -81,6 +84,7 @@ std::vector<DeviceConfig> read_devices(const ConfigNode& node) {
   for (const auto& entry : node.entries()) {
     const std::string& name = entry.key;
     const ConfigNode& attributes = entry.value;
+    check_name(name, "device name", entry.where());
     if (!valid_device_name(name)) {
       throw ConfigError(entry.where(),
                         fmt::format("device name '{}' may hold only a-z, 0-9, '_' and '-'", name));
@@ -198,6 +202,17 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfi
   ClusterConfig c;
   const ConfigNode& nodes = r.require("nodes", "4");
   c.nodes = static_cast<int>(read_integer(nodes, "'nodes' of cluster", 1, 1'000'000));
+  // Refused before the machine is built: its graph, routes and SimGrid platform grow with it.
+  const long gpus_per_node = std::count_if(devices.begin(), devices.end(), [](const DeviceConfig& d) {
+    return d.kind == DeviceKind::Gpu;
+  });
+  if (c.nodes * gpus_per_node > kMaxClusterGpus) {
+    throw ConfigError(nodes.origin(),
+                      fmt::format("{} nodes of {} GPUs make {} GPUs, more than gpuscale simulates "
+                                  "(at most {}; lower 'nodes')",
+                                  c.nodes, gpus_per_node, c.nodes * gpus_per_node,
+                                  kMaxClusterGpus));
+  }
 
   MapReader n(r.require("network", "{topology: fat_tree, ...}"), "cluster network",
               {"topology", "rails", "taper", "switch_radix", "switch_latency", "link"});
@@ -253,7 +268,7 @@ TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
               {"name", "description", "routing", "link_kinds", "devices", "links", "cluster"});
   TopologyConfig t;
   t.file = path;
-  t.name = r.string("name", "my-machine");
+  t.name = r.name("name", "my-machine");
   t.description = r.optional_string("description").value_or("");
   if (const ConfigNode* routing = r.find("routing")) {
     const auto mode = routing_mode_from_string(read_string(*routing, "'routing'"));

@@ -14,7 +14,7 @@ Dataset load_dataset(const std::string& name_or_path) {
   const ConfigNode doc = ConfigNode::load_file(shipped_datasets().resolve(name_or_path, "", Origin{}));
   MapReader r(doc, "dataset file", {"name", "description", "samples", "decode"});
   Dataset d;
-  d.name = r.string("name", "imagenet");
+  d.name = r.name("name", "imagenet");
   d.description = r.optional_string("description").value_or("");
   d.samples = read_integer(r.require("samples", "1281167"), "samples of dataset", 1, 1L << 40);
   if (const ConfigNode* decode = r.find("decode")) {

@@ -220,7 +220,7 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
                "update_on_kvstore", "relu_in_place", "execution", "host_costs", "input", "exchange",
                "copies_without_peer_access", "allreduce", "calibration"});
-  f.name = r.string("name", "mxnet");
+  f.name = r.name("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
   f.context = read_parameter<Bytes>(r, "context", "400 MB", read_bytes, format_bytes);
   f.workspace_limit = read_bytes(r.require("workspace_limit", "1024 MiB"), "workspace_limit");

@@ -179,9 +179,32 @@ std::vector<std::string> layer_type_names() {
 }
 
 LayerItem read_layer_item(LayerType type, const ConfigNode& node, const std::string& what) {
-  if (node.is_null()) return {};
   MapReader r(node, what, allowed_keys(type));
   return {read_params(type, r), r.optional_string("name")};
+}
+
+void check_tensor_sizes(const Layer& layer) {
+  // cuDNN's tensor descriptors hold at most 2^31 - 1 elements (cudnnSetTensorNdDescriptor: "the
+  // total size of a tensor ... is limited to 2 Giga-elements"); no batch makes a larger one run.
+  constexpr double kMaxTensorElements = 2147483647.0;
+  const auto refuse = [&](std::string_view tensor, double elements) {
+    throw ConfigError(layer.origin,
+                      fmt::format("layer '{}': its {} holds {:.0f} elements per sample, more than "
+                                  "one cuDNN tensor holds ({:.0f}; make the layer smaller)",
+                                  layer.name, tensor, elements, kMaxTensorElements));
+  };
+  const Shape& out = layer.output;
+  const double output = static_cast<double>(out.channels) * out.height * out.width;
+  if (output > kMaxTensorElements) refuse(fmt::format("output {}", to_string(out)), output);
+  const LayerParams& p = layer.params;
+  const double in_channels = static_cast<double>(layer.input.channels);
+  const double weights =
+      layer.type == LayerType::Conv ? static_cast<double>(p.filters) * p.kernel_h * p.kernel_w *
+                                          (in_channels / p.groups)
+      : layer.type == LayerType::Fc
+          ? static_cast<double>(p.filters) * in_channels * layer.input.height * layer.input.width
+          : 0.0;
+  if (weights > kMaxTensorElements) refuse("weight", weights);
 }
 
 Shape infer_output_shape(const Layer& layer, const Shape& in) {

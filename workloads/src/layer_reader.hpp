@@ -23,6 +23,10 @@ struct LayerItem {
 };
 LayerItem read_layer_item(LayerType type, const ConfigNode& node, const std::string& what);
 
+// Throws ConfigError at the layer when its output or weights per sample exceed what one cuDNN
+// tensor holds, so that no size computed from them overflows.
+void check_tensor_sizes(const Layer& layer);
+
 // The output shape of a compute layer on `input`; throws ConfigError at the layer's origin when
 // the layer does not fit its input (a kernel larger than its padded input, channels that do not
 // divide). Joins (Concat, Add) are shaped by the loader.

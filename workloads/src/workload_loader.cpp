@@ -108,9 +108,11 @@ class Builder {
   }
 
   int item(const ConfigNode& node, Scope& scope, const Args& args, int input, int depth) {
-    static const ConfigNode kNoParams;
+    // A bare `- relu` has no hyper-parameters: an empty mapping where the layer is written, so
+    // that a type with required ones (`- conv`) says which it lacks, and where.
+    const ConfigNode no_params = ConfigNode::map(node.origin());
     std::string type;
-    const ConfigNode* params = &kNoParams;
+    const ConfigNode* params = &no_params;
     if (node.is_scalar()) {
       type = node.value();
     } else if (node.is_map() && node.entries().size() == 1) {
@@ -121,7 +123,7 @@ class Builder {
                                        "to its hyper-parameters (e.g. '- conv: {filters: 64, "
                                        "kernel: 3}')");
     }
-    if (params->is_null()) params = &kNoParams;
+    if (params->is_null() || (params->is_scalar() && params->value().empty())) params = &no_params;
     const Origin& origin = node.origin();
     if (type == "concat") return concat(*params, origin, scope, args, input, depth);
     if (type == "residual") return residual(*params, origin, scope, args, input, depth);
@@ -280,6 +282,7 @@ class Builder {
       throw ConfigError(layer.origin, fmt::format("two layers are named '{}' (give one of them "
                                                   "another 'name')", layer.name));
     }
+    check_tensor_sizes(layer);
     w_.layers.push_back(std::move(layer));
     return static_cast<int>(w_.layers.size()) - 1;
   }
@@ -346,7 +349,7 @@ Workload load_workload(const std::string& name_or_path, const std::vector<std::s
                                      "input", "precision", "args", "templates", "layers"});
   Workload w;
   w.file = file;
-  w.name = r.string("name", "resnet-50");
+  w.name = r.name("name", "resnet-50");
   w.description = r.optional_string("description").value_or("");
   w.source = r.optional_string("source").value_or("");
   if (const ConfigNode* p = r.find("published_params")) {
