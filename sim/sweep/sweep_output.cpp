@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <system_error>
 
 #include "sim/core/csv.hpp"
 #include "sim/core/output_file.hpp"
@@ -86,6 +87,31 @@ void write_results(const ordered_json& doc, const std::string& out_dir) {
   std::vector<JsonRow> rows(doc["rows"].begin(), doc["rows"].end());
   write_output_file((fs::path(out_dir) / "results.json").string(), doc.dump(1) + "\n", kOut);
   write_output_file((fs::path(out_dir) / "results.csv").string(), rows_csv(rows), kOut);
+}
+
+// Copies the shards' cached results (runs/HASH.json, not a killed shard's temporary files) into
+// `out_dir`'s cache, each whole or not at all, and removes what a killed merge left there.
+void merge_caches(const std::vector<std::string>& shard_dirs, const std::string& out_dir) {
+  const fs::path into = fs::path(out_dir) / "runs";
+  create_output_folder(into.string(), kOut);
+  remove_stale_partial_files(out_dir);
+  remove_stale_partial_files(into.string());
+  for (const std::string& dir : shard_dirs) {
+    const fs::path cache = fs::path(dir) / "runs";
+    std::error_code ec;
+    if (!fs::is_directory(cache, ec) || fs::equivalent(cache, into, ec)) continue;
+    for (fs::directory_iterator it(cache, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path to = into / it->path().filename();
+      std::error_code absent;
+      if (it->path().extension() != ".json" || fs::exists(to, absent)) continue;
+      write_output_file(to.string(), read_text(it->path().string()), kOut);
+    }
+    if (ec) {
+      throw ConfigError(Origin{cache.string(), 0}, fmt::format("cannot list it ({}): is this a "
+                                                               "sweep's output folder?",
+                                                               ec.message()));
+    }
+  }
 }
 
 }  // namespace
@@ -201,16 +227,7 @@ void merge_sweep_outputs(const std::vector<std::string>& shard_dirs, const std::
                                                       "(missing: {}...): give every shard's folder",
                                                       by_index.size(), runs, missing));
   }
-  create_output_folder((fs::path(out_dir) / "runs").string(), kOut);
-  for (const std::string& dir : shard_dirs) {
-    const fs::path cache = fs::path(dir) / "runs";
-    if (fs::is_directory(cache) && !fs::equivalent(cache, fs::path(out_dir) / "runs")) {
-      for (const auto& entry : fs::directory_iterator(cache)) {
-        fs::copy_file(entry.path(), fs::path(out_dir) / "runs" / entry.path().filename(),
-                      fs::copy_options::skip_existing);
-      }
-    }
-  }
+  merge_caches(shard_dirs, out_dir);
   const std::string study_yaml = read_text((fs::path(shard_dirs.front()) / "study.yaml").string());
   write_output_file((fs::path(out_dir) / "study.yaml").string(), study_yaml, kOut);
   std::vector<JsonRow> rows;

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <system_error>
 
 #include "sim/core/output_file.hpp"
 #include "sim/replay/replay.hpp"
@@ -25,16 +27,25 @@ std::string cache_path(const std::string& out_dir, const std::string& hash) {
 }
 
 // A cached result: the simulation's own JSON (sim::simulate_configuration) under the run's hash.
-// An unreadable or foreign file is no result: the run is simulated again and the file replaced.
-std::optional<std::string> read_cached(const std::string& path, const std::string& hash) {
+struct Cached {
+  bool damaged = false;               // a file is there, but no whole result of the run
+  std::optional<std::string> result;
+};
+
+// A file that holds no whole result of its run (cut short by a crash outside gpuscale's
+// whole-or-nothing writes, edited, foreign) is damaged: the run is simulated again and the file
+// replaced.
+Cached read_cached(const std::string& path, const std::string& hash) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
   std::ifstream in(path);
-  if (!in) return std::nullopt;
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("hash") || j["hash"] != hash || !j.contains("result")) {
-    return std::nullopt;
+  if (!in || j.is_discarded() || !j.is_object() || !j.contains("hash") || j["hash"] != hash ||
+      !j.contains("result") || !j["result"].is_object()) {
+    return {true, std::nullopt};
   }
-  return j["result"].dump();
+  return {false, j["result"].dump()};
 }
 
 Run on_one_gpu(Run run) {
@@ -61,7 +72,8 @@ std::string describe(const Run& run) {
 }
 
 SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
-                       const std::function<void(const SweepProgress&)>& progress) {
+                       const std::function<void(const SweepProgress&)>& progress,
+                       const std::function<void(const std::string&)>& warn) {
   const std::string fingerprint = build_fingerprint();
   SweepOutcome outcome;
   for (const Run& run : study.runs) outcome.run_hashes.push_back(run_hash(run, fingerprint));
@@ -92,15 +104,24 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
   std::map<std::string, std::string> result_of_hash;
   std::vector<size_t> to_simulate;
   for (size_t t = 0; t < tasks.size(); ++t) {
-    if (auto cached = read_cached(cache_path(options.out_dir, task_hash[t]), task_hash[t])) {
-      result_of_hash[task_hash[t]] = *cached;
-    } else {
-      to_simulate.push_back(t);
+    const std::string path = cache_path(options.out_dir, task_hash[t]);
+    const Cached cached = read_cached(path, task_hash[t]);
+    if (cached.result) {
+      result_of_hash[task_hash[t]] = *cached.result;
+      continue;
     }
+    if (cached.damaged && warn) {
+      warn(fmt::format("{} holds no whole result of run {}: simulating it again", path,
+                       describe(tasks[t])));
+    }
+    to_simulate.push_back(t);
   }
   SweepProgress state{0, to_simulate.size(), tasks.size() - to_simulate.size()};
   if (progress) progress(state);
-  create_output_folder((fs::path(options.out_dir) / "runs").string(), Origin{"--out", 0});
+  const std::string cache_dir = (fs::path(options.out_dir) / "runs").string();
+  create_output_folder(cache_dir, Origin{"--out", 0});
+  remove_stale_partial_files(options.out_dir);
+  remove_stale_partial_files(cache_dir);
   run_in_processes(
       to_simulate.size(), options.jobs,
       [&](size_t k) {
@@ -116,7 +137,8 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
         const json entry = {{"hash", hash},
                             {"run", describe(tasks[to_simulate[k]])},
                             {"result", json::parse(result)}};
-        write_output_file(cache_path(options.out_dir, hash), entry.dump() + "\n", Origin{"--out", 0});
+        write_output_file(cache_path(options.out_dir, hash), entry.dump() + "\n",
+                          Origin{"--out", 0});
         result_of_hash[hash] = result;
         ++state.finished;
         if (progress) progress(state);

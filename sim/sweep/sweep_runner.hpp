@@ -39,10 +39,14 @@ struct SweepOutcome {
   size_t cached = 0;
 };
 
-// Throws ConfigError for a run that cannot be simulated (its message names the run); results
-// finished before it stay cached.
+// Throws ConfigError for a run that cannot be simulated (its message names the run), or a
+// result that cannot be written; results finished before it stay cached. Each cache file is
+// written whole or not at all (core/output_file.hpp), and the temporary files of a killed sweep
+// are removed; a cache file that holds no whole result (`warn` says which) is simulated again.
+// The caller holds the folder's lock (output_lock.hpp).
 SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
-                       const std::function<void(const SweepProgress&)>& progress = nullptr);
+                       const std::function<void(const SweepProgress&)>& progress = nullptr,
+                       const std::function<void(const std::string&)>& warn = nullptr);
 
 // "c4140-b resnet-50 p2p 8 GPUs batch 32" (and routing, fusion when set): a run in messages.
 std::string describe(const Run& run);

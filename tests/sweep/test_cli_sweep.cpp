@@ -5,31 +5,19 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "tests/support/test_support.hpp"
+#include "tests/sweep/sweep_folders.hpp"
 
 namespace gpuscale {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::kGpuscale;
+using testing::out_dir;
+using testing::read_file;
 using testing::run_command;
-
-const std::string kGpuscale = GPUSCALE_EXECUTABLE;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// A fresh output folder per test, inside the build tree.
-std::string out_dir(const std::string& name) {
-  const fs::path dir = fs::path(GPUSCALE_TEST_TMPDIR) / "sweep" / name;
-  fs::remove_all(dir);
-  return dir.string();
-}
 
 nlohmann::json results(const std::string& dir) {
   return nlohmann::json::parse(read_file(fs::path(dir) / "results.json"));

@@ -10,6 +10,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/report/sweep_plots.hpp"
+#include "sim/sweep/output_lock.hpp"
 #include "sim/sweep/study_loader.hpp"
 #include "sim/sweep/sweep_output.hpp"
 #include "sim/sweep/sweep_runner.hpp"
@@ -92,7 +93,9 @@ void run_study(const SweepCommandOptions& o) {
   options.out_dir = o.out.empty() ? "sweep-" + study.name : o.out;
   options.jobs = o.jobs;
   options.shard = parse_shard(o.shard);
-  const sweep::SweepOutcome outcome = sweep::run_sweep(study, options, show_progress);
+  const sweep::OutputFolderLock lock(options.out_dir);
+  const sweep::SweepOutcome outcome =
+      sweep::run_sweep(study, options, show_progress, [](const std::string& w) { warning(w); });
   sweep::write_sweep_outputs(study, outcome, options.shard, options.out_dir);
   const auto figures = o.plot_dir.empty() ? std::vector<std::string>{}
                                           : report::write_sweep_plots(study, outcome.rows, o.plot_dir);
@@ -153,6 +156,7 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   merge->add_option("--out", o->merge_out, "Folder for the merged outputs")->required();
   merge->callback([o] {
+    const sweep::OutputFolderLock lock(o->merge_out);
     sweep::merge_sweep_outputs(o->merge_dirs, o->merge_out);
     std::cout << fmt::format("merged {} shards into {}/results.csv\n", o->merge_dirs.size(), o->merge_out);
   });
