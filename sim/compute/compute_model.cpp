@@ -19,6 +19,7 @@
 
 #include "sim/compute/layer_kernels.hpp"
 #include "sim/compute/projection.hpp"
+#include "sim/core/config_reader.hpp"
 
 namespace gpuscale::compute {
 namespace {
@@ -138,6 +139,26 @@ GpuSpec measured_gpu(const MeasuredProfile& profile, const GpuSpec& target) {
   return load_gpu_spec(model);
 }
 
+// Every layer the profile times is a layer of the workload: a misspelt name would otherwise be
+// ignored, and the layer it meant reported as missing. The hint prefers the layers the profile
+// lacks, which a misspelt name most likely stands for ('fc3' for a missing 'fc2', not 'fc1').
+void check_layers_known(const MeasuredProfile& profile, const wl::Workload& workload) {
+  std::vector<std::string> names;
+  std::vector<std::string> unmeasured;
+  for (const wl::Layer& layer : workload.layers) {
+    names.push_back(layer.name);
+    if (profile.find(layer.name) == nullptr) unmeasured.push_back(layer.name);
+  }
+  for (const LayerProfile& measured : profile.layers) {
+    if (std::find(names.begin(), names.end(), measured.name) != names.end()) continue;
+    const bool near_unmeasured = nearest_name(measured.name, unmeasured).has_value();
+    throw ConfigError(measured.origin,
+                      fmt::format("profile layer '{}' is no layer of {} ({})", measured.name,
+                                  workload.name,
+                                  name_hint(measured.name, near_unmeasured ? unmeasured : names)));
+  }
+}
+
 class ProfileModel final : public ComputeTimeModel {
  public:
   ProfileModel(const wl::Workload& workload, const wl::WorkloadCosts& costs,
@@ -148,7 +169,7 @@ class ProfileModel final : public ComputeTimeModel {
         plans_(plan_layers(workload, costs)),
         precision_(profile.precision) {
     if (profile.workload != workload.name) {
-      throw ConfigError(profile.origin,
+      throw ConfigError(profile.workload_origin,
                         fmt::format("profile is of workload '{}', not '{}' (use a profile "
                                     "measured on {}, or the analytic model)",
                                     profile.workload, workload.name, workload.name));
@@ -163,6 +184,7 @@ class ProfileModel final : public ComputeTimeModel {
                                     to_string(profile.precision),
                                     wl::to_string(workload.precision)));
     }
+    check_layers_known(profile, workload);
     // MeasuredProfile::find searches linearly; the layers in workload order keep each lookup
     // constant-time (ResNet-152 has ~500 layers, asked per batch).
     std::vector<std::string> missing;
@@ -176,7 +198,7 @@ class ProfileModel final : public ComputeTimeModel {
       }
     }
     if (!missing.empty()) {
-      throw ConfigError(profile.origin,
+      throw ConfigError(profile.layers_origin,
                         fmt::format("profile of {} has no times for {} of its layers, first '{}' "
                                     "(measure every layer with the calibration tool, or use the "
                                     "analytic model)",

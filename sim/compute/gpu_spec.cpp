@@ -110,11 +110,18 @@ const ShippedFolder& shipped_gpus() {
   return folder;
 }
 
-GpuSpec load_gpu_spec(const std::string& model_name_or_path) {
+GpuSpec load_gpu_spec(const std::string& model_name_or_path, const Origin& named_at) {
   const bool is_path = model_name_or_path.find('/') != std::string::npos ||
                        model_name_or_path.ends_with(".yaml") || model_name_or_path.ends_with(".yml");
   const std::string key = is_path ? model_name_or_path : gpu_model_key(model_name_or_path);
-  const std::string path = shipped_gpus().resolve(key, "", Origin{});
+  const std::vector<std::string> shipped = shipped_gpus().names();
+  if (!is_path && std::find(shipped.begin(), shipped.end(), key) == shipped.end()) {
+    // The name as the user wrote it; the hint compares keys, as the lookup does.
+    throw ConfigError(named_at, fmt::format("unknown GPU model '{}' ({}), or give the path of a "
+                                            ".yaml file",
+                                            model_name_or_path, name_hint(key, shipped)));
+  }
+  const std::string path = shipped_gpus().resolve(key, "", named_at);
   const ConfigNode doc = ConfigNode::load_file(path);
   GpuSpec spec = read_gpu_spec(doc);
   if (!is_path && gpu_model_key(spec.name) != key) {

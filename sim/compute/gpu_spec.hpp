@@ -54,6 +54,8 @@ const ShippedFolder& shipped_gpus();
 // A shipped model by name, any case ("V100-SXM2", "v100-sxm2"), or a path to a .yaml file.
 // Throws ConfigError: unknown model (listing the shipped ones), missing file, unknown key,
 // missing or non-positive figure, a file whose `name:` differs from the model asked for.
-GpuSpec load_gpu_spec(const std::string& model_name_or_path);
+// `named_at` is blamed for an unknown model or a missing file: the device line or the option
+// that names it (empty: the missing file itself, the message alone for an unknown name).
+GpuSpec load_gpu_spec(const std::string& model_name_or_path, const Origin& named_at = Origin{});
 
 }  // namespace gpuscale::compute

@@ -178,6 +178,7 @@ MeasuredProfile load_profile(const std::string& path) {
   }
   p.precision = *parsed;
   p.workload = r.string("workload", "resnet-50");
+  p.workload_origin = r.require("workload", "").origin();
   if (const ConfigNode* oom = r.find("out_of_memory_batches")) {
     p.out_of_memory_batches = read_out_of_memory_batches(*oom);
   }
@@ -188,6 +189,9 @@ MeasuredProfile load_profile(const std::string& path) {
                                        "size (e.g. conv1: {32: {forward: 1.2 ms, ...}})");
   }
   for (const auto& entry : layers.entries()) p.layers.push_back(read_layer(entry));
+  for (const auto& entry : doc.entries()) {
+    if (entry.key == "layers") p.layers_origin = entry.where();
+  }
   return p;
 }
 

@@ -60,6 +60,8 @@ struct MeasuredProfile {
   MeasurementHeader header;     // GPU, versions, method, microbenchmarks
   Precision precision = Precision::fp32;
   std::string workload;         // the workload file's name ("resnet-50")
+  Origin workload_origin;       // its `workload:` line
+  Origin layers_origin;         // the `layers:` line
   std::vector<long> out_of_memory_batches;  // batch sizes tried that did not fit in the GPU
   std::vector<LayerProfile> layers;  // file order
 

@@ -191,12 +191,15 @@ std::optional<std::string> nearest_name(std::string_view key,
 }
 
 std::string name_hint(std::string_view name, const std::vector<std::string>& known) {
+  if (known.empty()) return "there are none";
   if (auto near = nearest_name(name, known)) return fmt::format("did you mean '{}'?", *near);
   return fmt::format("known: {}", fmt::join(known, ", "));
 }
 
 std::string unknown_name_message(std::string_view what, std::string_view name,
                                  const std::vector<std::string>& known) {
+  // With nothing known there is nothing to hint at: the caller says how to add one.
+  if (known.empty()) return fmt::format("unknown {} '{}'", what, name);
   return fmt::format("unknown {} '{}' ({})", what, name, name_hint(name, known));
 }
 

@@ -50,10 +50,12 @@ std::vector<int> read_counts(const ConfigNode& node, std::string_view what, int 
 std::optional<std::string> nearest_name(std::string_view key,
                                         const std::vector<std::string>& allowed);
 
-// "did you mean 'nvlink'?" when a known name is near `name`, else "known: a, b, c".
+// "did you mean 'nvlink'?" when a known name is near `name`, else "known: a, b, c" ("there are
+// none" when `known` is empty).
 std::string name_hint(std::string_view name, const std::vector<std::string>& known);
 
-// "unknown link kind 'nvlnk' (did you mean 'nvlink'?)": what, the name, and its name_hint.
+// "unknown link kind 'nvlnk' (did you mean 'nvlink'?)": what, the name, and its name_hint; no
+// hint when `known` is empty.
 std::string unknown_name_message(std::string_view what, std::string_view name,
                                  const std::vector<std::string>& known);
 

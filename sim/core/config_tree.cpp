@@ -100,8 +100,9 @@ void merge_into(ConfigNode& base, const ConfigNode& overlay) {
   }
 }
 
-void apply_override(ConfigNode& root, std::string_view assignment) {
-  const Origin origin{fmt::format("--set {}", assignment), 0};
+void apply_override(ConfigNode& root, std::string_view assignment, const Origin& written_at) {
+  const Origin origin =
+      written_at.file.empty() ? Origin{fmt::format("--set {}", assignment), 0} : written_at;
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     throw ConfigError(origin, "expected KEY=VALUE (e.g. --set cluster.nodes=16)");
@@ -118,6 +119,10 @@ void apply_override(ConfigNode& root, std::string_view assignment) {
     if (part.empty()) throw ConfigError(origin, "empty key in the path (write e.g. a.b.c=value)");
 
     if (node->is_sequence()) {
+      if (node->items().empty()) {
+        throw ConfigError(origin, fmt::format("'{}' selects an item of an empty list (there is "
+                                              "nothing to set)", part));
+      }
       std::size_t index = 0;
       const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), index);
       if (ec != std::errc{} || end != part.data() + part.size() || index >= node->items().size()) {

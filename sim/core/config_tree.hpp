@@ -70,9 +70,19 @@ struct ConfigNode::Entry {
 // value in `overlay` replaces the one in `base`.
 void merge_into(ConfigNode& base, const ConfigNode& overlay);
 
+// One `--set` style override and where it is written (an experiment's `set:` entry); empty: the
+// option itself.
+struct Override {
+  std::string assignment;
+  Origin written_at;
+};
+
 // Applies one `--set path=value` to a document. The path is dot-separated; a number selects an
 // item of a sequence (`links.3.lanes=1`). A missing final key is added, so that the reader then
 // rejects it as unknown with the option as its origin. Throws ConfigError naming the option.
-void apply_override(ConfigNode& root, std::string_view assignment);
+// `written_at`: where the assignment is written when a file holds it (an experiment's `set:`);
+// the values it sets, and its errors, carry that origin instead of the option's.
+void apply_override(ConfigNode& root, std::string_view assignment,
+                    const Origin& written_at = Origin{});
 
 }  // namespace gpuscale

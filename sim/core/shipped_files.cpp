@@ -47,6 +47,15 @@ std::string data_root() {
   return root;
 }
 
+std::string file_or_name(const std::string& value, const std::string& folder) {
+  if (!looks_like_path(value) || fs::path(value).is_absolute()) return value;
+  return (fs::path(folder) / value).lexically_normal().string();
+}
+
+std::string folder_of(const Origin& origin) {
+  return origin.line > 0 ? fs::path(origin.file).parent_path().string() : std::string();
+}
+
 ShippedFolder::ShippedFolder(std::string what, std::string env_var, std::string subdir)
     : what_(std::move(what)), env_var_(std::move(env_var)), subdir_(std::move(subdir)) {}
 

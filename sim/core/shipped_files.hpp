@@ -19,6 +19,14 @@ namespace gpuscale {
 //  4. the source tree this build was configured from.
 std::string data_root();
 
+// A file named in a file, as `base:` names its base: a relative path is taken from `folder`, the
+// folder of the file that names it; a shipped name ("dgx1-v100") stays as it is.
+std::string file_or_name(const std::string& value, const std::string& folder);
+
+// The folder of the file `origin` names a line of; empty (the working folder) for an origin that
+// is no line of a file, such as a command-line option.
+std::string folder_of(const Origin& origin);
+
 class ShippedFolder {
  public:
   // `what` names one file in messages ("topology"); the folder is $`env_var` if set, else

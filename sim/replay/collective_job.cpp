@@ -50,7 +50,7 @@ void check_implements(const std::string& comm, const std::string& algorithm,
                       coll::Collective kind) {
   if (coll::implements(coll::find_algorithm(algorithm), kind)) return;
   std::vector<std::string> methods;
-  for (const std::string& method : comm_method_names()) {
+  for (const std::string& method : coll::comm_method_names()) {
     if (coll::implements(coll::find_algorithm(algorithm_of(method)), kind)) {
       methods.push_back(method);
     }

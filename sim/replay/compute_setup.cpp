@@ -13,9 +13,8 @@ compute::ConvAlgorithmPolicy conv_policy_of(const wl::FrameworkConfig& framework
 
 std::shared_ptr<const compute::ComputeTimeModel> compute_model_of(
     const wl::Workload& workload, const wl::WorkloadCosts& costs,
-    const wl::FrameworkConfig& framework, const std::string& gpu_model,
+    const wl::FrameworkConfig& framework, const compute::GpuSpec& gpu,
     const std::string& profile) {
-  const compute::GpuSpec gpu = compute::load_gpu_spec(gpu_model);
   const compute::AnalyticParams params =
       compute::load_analytic_params(compute::shipped_analytic_params_path());
   const compute::ConvAlgorithmPolicy policy = conv_policy_of(framework);

@@ -14,10 +14,10 @@
 
 namespace gpuscale::sim {
 
-// `profile` empty: the analytic model. Throws ConfigError for an unknown GPU or a bad profile.
+// `profile` empty: the analytic model. Throws ConfigError for a bad profile.
 std::shared_ptr<const compute::ComputeTimeModel> compute_model_of(
     const wl::Workload& workload, const wl::WorkloadCosts& costs,
-    const wl::FrameworkConfig& framework, const std::string& gpu_model,
+    const wl::FrameworkConfig& framework, const compute::GpuSpec& gpu,
     const std::string& profile = "");
 
 // The largest convolution workspace at a per-GPU batch (compute::largest_workspace_bytes), for

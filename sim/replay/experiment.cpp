@@ -11,6 +11,7 @@
 
 #include "sim/replay/compute_setup.hpp"
 #include "sim/replay/isolated.hpp"
+#include "sim/replay/machine_setup.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_inputs.hpp"
 #include "sim/replay/run_setup.hpp"
@@ -168,10 +169,21 @@ double expected_simulation_seconds(const std::string& comm, int gpus) {
   return comm == "p2p" && gpus > 16 ? kP2pSecondsPerGpuSquared * gpus * gpus : 0;
 }
 
+void check_gpu_counts(const Experiment& e) {
+  for (size_t i = 0; i < e.gpus.size(); ++i) {
+    const Origin written_at =
+        e.gpus_written_at.size() == e.gpus.size() ? e.gpus_written_at[i] : Origin{"--gpus", 0};
+    // A cluster is sized to the count (machine_for), so each count needs its own machine.
+    check_job_fits(machine_for(e.topology, e.topology_overrides, e.gpus[i], e.topology_document),
+                   e.gpus[i], written_at);
+  }
+}
+
 std::vector<ResultRow> run_experiment(const Experiment& e,
                                       const std::function<void(int, int, const ResultRow&)>& progress) {
   for (const std::string& comm : e.comms) algorithm_of(comm);  // unknown names fail first
   mechanisms_without(e.without);
+  check_gpu_counts(e);
   std::vector<Configuration> configs;
   for (const auto& workload : e.workloads) {
     for (const auto& comm : e.comms) {

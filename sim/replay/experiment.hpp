@@ -37,6 +37,8 @@ struct Experiment {
   std::shared_ptr<const ConfigNode> topology_document;
   std::vector<std::string> workloads = {"resnet-50"};
   std::vector<int> gpus = {1, 2, 4, 8};
+  // Where a file wrote each of `gpus` (an experiment's or a study's line); empty: --gpus.
+  std::vector<Origin> gpus_written_at;
   std::vector<int> batches = {32};              // per GPU
   std::vector<std::string> comms = {"p2p", "nccl"};
   std::string routing;                          // empty: the machine's own
@@ -131,6 +133,10 @@ double expected_simulation_seconds(const std::string& comm, int gpus);
 std::string simulate_configuration(const Experiment& experiment, const Configuration& config);
 ResultRow result_row_of(const Experiment& experiment, const Configuration& config,
                         const std::string& simulated);
+
+// Throws ConfigError when a GPU count of the experiment does not fit its machine, naming where
+// the count is written: run_experiment checks this before it simulates anything.
+void check_gpu_counts(const Experiment& experiment);
 
 // Runs every configuration; `progress(done, total, row)` after each (for stderr).
 std::vector<ResultRow> run_experiment(

@@ -1,12 +1,19 @@
 #include "sim/replay/experiment_file.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/shipped_files.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/src/topology_config.hpp"
+#include "topologies/src/topology_loader.hpp"
+#include "workloads/src/framework.hpp"
+#include "workloads/src/workload_document.hpp"
 
 namespace gpuscale::sim {
 namespace {
@@ -18,37 +25,49 @@ const std::vector<std::string> kKeys = {
     "routing",  "scaling", "images",     "fusion_mb", "fusion_cycle_ms", "decode_threads",
     "protocol", "profile", "iterations", "framework", "without"};
 
-}  // namespace
-
-std::string file_or_name(const std::string& value, const std::string& folder) {
-  const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
-  if (!is_path || fs::path(value).is_absolute()) return value;
-  return (fs::path(folder) / value).lexically_normal().string();
+// The file `node` names, looked up now so that an unknown name or a missing file is reported at
+// its line: a shipped name as it is, a path taken from the experiment's folder.
+std::string named_file(const ConfigNode& node, std::string_view what, const ShippedFolder& shipped,
+                       const std::string& folder) {
+  const std::string value = read_string(node, what);
+  shipped.resolve(value, folder, node.origin());
+  return file_or_name(value, folder);
 }
+
+}  // namespace
 
 Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   const MapReader map(root, "experiment", kKeys);
   Experiment e;
   if (const auto* n = map.find("topology")) {
-    e.topology = file_or_name(read_string(*n, "topology"), folder);
+    e.topology = named_file(*n, "topology", topo::shipped_topologies(), folder);
   }
   if (const auto* n = map.find("set")) {
+    std::vector<Override> written;
     for (const ConfigNode* item : items_or_one(*n, "set")) {
       e.topology_overrides.push_back(read_string(*item, "a machine override (KEY.PATH=VALUE)"));
+      written.push_back({e.topology_overrides.back(), item->origin()});
     }
+    topo::load_topology_config_with(e.topology, written);  // a bad override fails at its line
   }
   if (const auto* n = map.find("workload")) {
     e.workloads.clear();
     for (const ConfigNode* item : items_or_one(*n, "workload")) {
-      e.workloads.push_back(read_string(*item, "workload"));
+      e.workloads.push_back(named_file(*item, "workload", wl::shipped_workloads(), folder));
     }
   }
-  if (const auto* n = map.find("gpus")) e.gpus = read_counts(*n, "gpus", 1 << 16);
+  if (const auto* n = map.find("gpus")) {
+    e.gpus.clear();
+    for (const ConfigNode* item : items_or_one(*n, "gpus")) {
+      e.gpus.push_back(static_cast<int>(read_integer(*item, "gpus", 1, 1 << 16)));
+      e.gpus_written_at.push_back(item->origin());
+    }
+  }
   if (const auto* n = map.find("batch")) e.batches = read_counts(*n, "batch", 1 << 20);
   if (const auto* n = map.find("comm")) {
     e.comms.clear();
     for (const ConfigNode* item : items_or_one(*n, "comm")) {
-      e.comms.push_back(read_one_of(*item, "comm method", comm_method_names()));
+      e.comms.push_back(read_one_of(*item, "comm method", coll::comm_method_names()));
     }
   }
   if (const auto* n = map.find("routing")) {
@@ -71,8 +90,14 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("profile")) {
     e.profile = file_or_name(read_string(*n, "profile"), folder);
+    if (!fs::is_regular_file(e.profile)) {
+      throw ConfigError(n->origin(),
+                        fmt::format("no profile file '{}' (check the path)", e.profile));
+    }
   }
-  if (const auto* n = map.find("framework")) e.framework = file_or_name(read_string(*n, "framework"), folder);
+  if (const auto* n = map.find("framework")) {
+    e.framework = named_file(*n, "framework", wl::shipped_frameworks(), folder);
+  }
   if (const auto* n = map.find("without")) {
     e.without.clear();
     for (const ConfigNode* item : items_or_one(*n, "without")) {

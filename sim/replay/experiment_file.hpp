@@ -8,7 +8,9 @@
 //   batch: 16
 //   comm: [p2p, nccl_reduce_bcast]
 //
-// Relative `topology` and `profile` paths are taken from the file's folder.
+// Relative `topology`, `workload`, `framework` and `profile` paths are taken from the file's
+// folder. What the file names is looked up as it is read (and the machine loaded with the `set:`
+// overrides), so an error names the line at fault before anything runs.
 #pragma once
 
 #include <string>
@@ -17,9 +19,6 @@
 #include "sim/replay/experiment.hpp"
 
 namespace gpuscale::sim {
-
-// A path relative to `folder` (the file that names it), unless `value` names a shipped file.
-std::string file_or_name(const std::string& value, const std::string& folder);
 
 // Throws ConfigError (file, line, what to fix) for unknown keys and bad values.
 Experiment read_experiment(const ConfigNode& root, const std::string& folder);

@@ -38,22 +38,27 @@ topo::Topology machine_for(const std::string& topology, const std::vector<std::s
   return topo::Topology::build(config);
 }
 
-Placement place_job(const topo::Topology& t, int gpus) {
+void check_job_fits(const topo::Topology& t, int gpus, const Origin& written_at) {
   const int per_node = gpus_per_node(t);
   const int total = static_cast<int>(t.gpus().size());
   if (gpus > total && total == per_node) {
-    throw ConfigError(Origin{"--gpus", 0},
+    throw ConfigError(written_at,
                       fmt::format("{} GPUs do not fit '{}': it has {} GPUs, so use 1 to {}", gpus,
                                   t.name(), total, total));
   }
   if (gpus > total || (gpus > per_node && gpus % per_node != 0)) {
     // A job takes part of one node or whole nodes (machine_for sizes a cluster to whole nodes).
     const int below = gpus / per_node * per_node;
-    throw ConfigError(Origin{"--gpus", 0},
+    throw ConfigError(written_at,
                       fmt::format("{} GPUs do not fit '{}': a job takes 1 to {} GPUs of one node "
                                   "or whole nodes of {} GPUs, so use {} or {}", gpus, t.name(),
                                   per_node, per_node, below, below + per_node));
   }
+}
+
+Placement place_job(const topo::Topology& t, int gpus) {
+  check_job_fits(t, gpus, Origin{"--gpus", 0});
+  const int per_node = gpus_per_node(t);
   Placement p;
   const int nodes = std::max(1, gpus / per_node);
   const int used_per_node = std::min(gpus, per_node);

@@ -27,8 +27,12 @@ struct Placement {
   std::vector<std::vector<int>> rings;  // channel rings over ranks
 };
 
+// Throws ConfigError at `written_at` (the line or option giving the count) when `gpus` GPUs do
+// not fit `machine`: more GPUs than it holds, or more than a node's but not whole nodes.
+void check_job_fits(const topo::Topology& machine, int gpus, const Origin& written_at);
+
 // The GPUs, nodes and rings of a job of `gpus` GPUs on `machine`. Throws ConfigError (--gpus) when
-// they do not fit: more GPUs than the machine holds, or more than a node's but not whole nodes.
+// they do not fit (check_job_fits).
 Placement place_job(const topo::Topology& machine, int gpus);
 
 }  // namespace gpuscale::sim

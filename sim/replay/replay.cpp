@@ -722,14 +722,8 @@ Mechanisms mechanisms_without(const std::vector<std::string>& names) {
   return m;
 }
 
-std::vector<std::string> comm_method_names() {
-  std::vector<std::string> names;
-  for (const std::string& name : coll::algorithm_names()) names.push_back(name == "nccl_ring" ? "nccl" : name);
-  return names;
-}
-
 std::string algorithm_of(const std::string& comm) {
-  const std::vector<std::string> names = comm_method_names();
+  const std::vector<std::string> names = coll::comm_method_names();
   if (std::find(names.begin(), names.end(), comm) == names.end()) {
     throw ConfigError({}, unknown_name_message("comm method", comm, names));
   }

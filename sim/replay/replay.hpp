@@ -96,8 +96,6 @@ struct ReplaySetup {
 
 // Whether `comm` exchanges per key like MXNet's kvstore (no fusion) or allreduces, in `framework`.
 bool is_kvstore_method(const wl::FrameworkConfig& framework, const std::string& comm);
-// The names `--comm` accepts: the registry's, with `nccl` for the NCCL ring allreduce.
-std::vector<std::string> comm_method_names();
 // The registry name of a comm method ("nccl" -> "nccl_ring"); throws ConfigError if unknown.
 std::string algorithm_of(const std::string& comm);
 

@@ -34,6 +34,12 @@ InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workloa
 
 // The routing of the run's copies between GPUs without NVLink: the experiment's, else the
 // framework's own where it makes the copies itself (MXNet's kvstore=device), else the machine's.
+// The spec of the job's first GPU; an unknown model is reported at the device's line.
+compute::GpuSpec gpu_of(const topo::Topology& machine, const Placement& placement) {
+  const topo::Device& gpu = machine.devices()[static_cast<size_t>(placement.gpus[0])];
+  return compute::load_gpu_spec(gpu.model, gpu.origin);
+}
+
 topo::RoutingMode routing_of(const topo::Topology& machine, const Experiment& e,
                              const wl::FrameworkConfig& framework, const std::string& comm) {
   if (e.routing.empty()) {
@@ -51,8 +57,7 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
       router(machine, routing_of(machine, e, framework, c.comm)),
       workload(wl::load_workload(c.workload)),
       costs(wl::compute_costs(workload)),
-      compute(compute_model_of(workload, costs, framework,
-                               machine.devices()[placement.gpus[0]].model, e.profile)) {
+      compute(compute_model_of(workload, costs, framework, gpu_of(machine, placement), e.profile)) {
   setup.topology = &machine;
   setup.router = &router;
   setup.gpus = placement.gpus;

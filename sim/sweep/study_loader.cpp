@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <utility>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
+#include "sim/core/shipped_files.hpp"
 #include "sim/replay/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
@@ -45,13 +48,17 @@ Machine read_machine(const ConfigNode& node, const std::string& folder) {
     const MapReader map(node, "machine", {"name", "topology", "set"});
     Machine m;
     m.label = map.name("name", "dgx1-fast");
-    m.topology = sim::file_or_name(map.string("topology", "dgx1-v100"), folder);
+    const std::string topology = map.string("topology", "dgx1-v100");
+    topo::shipped_topologies().resolve(topology, folder, map.require("topology", "").origin());
+    m.topology = file_or_name(topology, folder);
+    std::vector<Override> written;  // each reported at its line if the machine refuses it
     if (const ConfigNode* set = map.find("set")) {
       for (const ConfigNode* item : items_or_one(*set, "set")) {
         m.overrides.push_back(read_string(*item, "a machine override (KEY.PATH=VALUE)"));
+        written.push_back({m.overrides.back(), item->origin()});
       }
     }
-    topo::load_topology_config(m.topology, m.overrides);
+    topo::load_topology_config_with(m.topology, written);
     return m;
   }
   // An inline machine: a topology document of its own, named by its `name:`.
@@ -73,17 +80,22 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
   }
   if (axis == "workload") {
     const std::string name = read_string(node, "workload");
-    const std::string w = sim::file_or_name(name, folder);
+    const std::string w = file_or_name(name, folder);
     wl::shipped_workloads().resolve(w, "", node.origin());  // an unknown model fails at this line
     return {axis, name, [w](Run& r) { r.config.workload = w; }};
   }
   if (axis == "gpus" || axis == "batch") {
     const int n = static_cast<int>(read_integer(node, axis, 1, axis == "gpus" ? 1 << 16 : 1 << 20));
-    if (axis == "gpus") return {axis, std::to_string(n), [n](Run& r) { r.config.gpus = n; }};
+    if (axis == "gpus") {
+      return {axis, std::to_string(n), [n, at = node.origin()](Run& r) {
+                r.config.gpus = n;
+                r.experiment.gpus_written_at = {at};
+              }};
+    }
     return {axis, std::to_string(n), [n](Run& r) { r.config.batch = n; }};
   }
   if (axis == "comm") {
-    const std::string c = read_one_of(node, "comm method", sim::comm_method_names());
+    const std::string c = read_one_of(node, "comm method", coll::comm_method_names());
     return {axis, c, [c](Run& r) { r.config.comm = c; }};
   }
   if (axis == "routing") {
@@ -128,13 +140,10 @@ Run read_base(const ConfigNode* base, const std::string& folder) {
     }
   }
   const sim::Experiment& e = run.experiment;
-  // What the base names must exist: the errors name its lines, before anything runs.
-  if (const ConfigNode* n = base != nullptr ? base->find("topology") : nullptr) {
-    topo::shipped_topologies().resolve(e.topology, "", n->origin());
+  // read_experiment looked up what the base names; its machine is loaded too, so that a broken
+  // file fails before anything runs.
+  if (base != nullptr && base->find("topology") != nullptr) {
     topo::load_topology_config(e.topology, e.topology_overrides);
-  }
-  if (const ConfigNode* n = base != nullptr ? base->find("workload") : nullptr) {
-    wl::shipped_workloads().resolve(e.workloads.front(), "", n->origin());
   }
   run.machine = {stem_of(e.topology), e.topology, e.topology_overrides, nullptr, {}};
   run.config = {e.workloads.front(), e.comms.front(), e.batches.front(), e.gpus.front()};
@@ -235,7 +244,11 @@ Study load_study_file(const std::string& path) {
   if (auto d = map.optional_string("description")) study.description = *d;
   const ConfigNode* axes = map.find("axes");
   const ConfigNode* runs = map.find("runs");
-  if ((axes == nullptr) == (runs == nullptr)) {
+  if (axes == nullptr && runs == nullptr) {
+    throw ConfigError(root.origin(), "a study needs 'axes:' (a cross product) or 'runs:' (a list "
+                                     "of runs)");
+  }
+  if (axes != nullptr && runs != nullptr) {
     throw ConfigError(root.origin(), "a study needs either 'axes:' (a cross product) or 'runs:' "
                                      "(a list), not both");
   }
@@ -244,10 +257,15 @@ Study load_study_file(const std::string& path) {
   const auto per_run = axes != nullptr ? cross_product(*axes, folder) : explicit_runs(*runs, folder);
   require_named(base, per_run, (axes != nullptr ? axes : runs)->origin());
   study.axes = varied_axes(per_run);
+  std::set<std::pair<std::string, int>> checked;  // machine label and GPU count
   for (const auto& settings : per_run) {
     Run run = base_run;
     for (const Setting& s : settings) s.apply(run);
     settle(run);
+    // Before anything is simulated: a GPU count the machine cannot hold fails at its line.
+    if (checked.insert({run.machine.label, run.config.gpus}).second) {
+      sim::check_gpu_counts(run.experiment);
+    }
     study.runs.push_back(std::move(run));
   }
   return study;

@@ -253,6 +253,38 @@ TEST(CliRun, ExperimentFileErrorsNameTheFileAndLine) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+TEST(CliRun, AGpuCountOfAnExperimentFileThatDoesNotFitFailsAtItsLineBeforeAnyRun) {
+  const std::string file = testing::write_temp_file(
+      "too-many.yaml", "topology: dgx1-v100\nworkload: lenet\ncomm: nccl\nbatch: 16\n"
+                       "iterations: 2\ngpus:\n  - 1\n  - 16\n");
+  const auto r = run_command(kGpuscale + " run " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  // No progress line: the 1-GPU run is not simulated first.
+  EXPECT_EQ(r.err, file + ":8: 16 GPUs do not fit 'dgx1-v100': it has 8 GPUs, so use 1 to 8\n");
+}
+
+TEST(CliRun, AnExperimentFilesWorkloadPathIsTakenFromItsFolder) {
+  testing::write_temp_file("relative-tiny.yaml",
+                           "name: tiny\ndataset: synthetic\ninput: {channels: 3, height: 8, "
+                           "width: 8}\nlayers:\n  - fc: {outputs: 10}\n  - softmax\n");
+  const std::string file = testing::write_temp_file(
+      "relative-experiment.yaml", "workload: relative-tiny.yaml\ngpus: 1\ncomm: nccl\n"
+                                  "batch: 4\nimages: 100\niterations: 2\n");
+  // Run from elsewhere: the path is the experiment file's, not the working folder's.
+  const auto r = run_command("cd / && " + kGpuscale + " run " + file + " --format csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("relative-tiny.yaml,nccl,")) << r.out;
+}
+
+TEST(CliRun, AnExperimentFilesSetEntryIsBlamedAtItsLine) {
+  const std::string file = testing::write_temp_file(
+      "bad-set.yaml", "workload: lenet\nset:\n  - link_kinds.nvlink.lanes=2\n");
+  const auto r = run_command(kGpuscale + " run " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, ::testing::StartsWith(file + ":3: unknown key 'lanes'")) << r.err;
+}
+
 TEST(CliRun, TraceHasATrackPerGpuAndPerLinkAndKernelsThatDoNotOverlapInALane) {
   const std::string trace = std::string(GPUSCALE_TEST_TMPDIR) + "/run-trace.json";
   std::remove(trace.c_str());

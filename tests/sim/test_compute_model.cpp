@@ -332,7 +332,7 @@ TEST(GpuSpec, AFileByPathLoads) {
 
 TEST(GpuSpec, UnknownModelListsTheShippedOnes) {
   const std::string msg = config_error_of([] { load_gpu_spec("V100-SXM3"); });
-  EXPECT_THAT(msg, HasSubstr("unknown GPU model 'v100-sxm3'"));
+  EXPECT_THAT(msg, HasSubstr("unknown GPU model 'V100-SXM3'"));  // as the user wrote it
   EXPECT_THAT(msg, HasSubstr("did you mean 'v100-sxm2'?"));
   EXPECT_THAT(config_error_of([] { load_gpu_spec("TPU"); }), HasSubstr("h200-sxm"));
 }

@@ -359,8 +359,19 @@ TEST(ProfileModel, AMissingLayerIsAConfigErrorNamingTheFile) {
   const MeasuredProfile profile = load_profile(path);
   const std::string error = config_error_of(
       [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
-  EXPECT_THAT(error, HasSubstr(path + ": "));
+  EXPECT_THAT(error, HasSubstr(path + ":8: "));  // its `layers:` line
   EXPECT_THAT(error, HasSubstr("'pool2'"));
+}
+
+TEST(ProfileModel, ALayerTheWorkloadLacksIsAConfigErrorAtItsLine) {
+  const Fixture f("lenet");
+  std::string text = lenet_profile();
+  text.replace(text.find("  fc2:"), 6, "  fc3:");
+  const std::string path = write_temp_file("lenet-fc3.yaml", text);
+  const MeasuredProfile profile = load_profile(path);
+  const std::string error = config_error_of(
+      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
+  EXPECT_EQ(error, path + ":33: profile layer 'fc3' is no layer of lenet (did you mean 'fc2'?)");
 }
 
 TEST(ProfileModel, AnotherWorkloadsProfileIsAConfigErrorNamingTheFile) {
@@ -369,7 +380,7 @@ TEST(ProfileModel, AnotherWorkloadsProfileIsAConfigErrorNamingTheFile) {
   const MeasuredProfile profile = load_profile(path);
   const std::string error = config_error_of(
       [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
-  EXPECT_THAT(error, HasSubstr(path + ": "));
+  EXPECT_THAT(error, HasSubstr(path + ":7: "));  // its `workload:` line
   EXPECT_THAT(error, HasSubstr("'alexnet', not 'lenet'"));
 }
 

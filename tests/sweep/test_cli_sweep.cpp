@@ -186,7 +186,8 @@ TEST(CliSweep, BadStudiesAreOneLineNamingTheLineAndExitTwo) {
       {"name: b\nbase: {workload: lenet}\naxes:\n  gpus: [1, 2]\n", "'comm'"},
       {"name: b\nbase: {workload: lenet, comm: p2p}\naxes:\n  gpus: [1, 1]\n", "twice"},
       {"name: b\nbase: {workload: lenet, comm: p2p, topology: c4140-k}\naxes:\n  gpus: [1, 8]\n",
-       "c4140-k lenet p2p 8 GPUs"},
+       "bad.yaml:4: 8 GPUs do not fit 'c4140-k'"},
+      {"name: b\nbase: {workload: lenet, comm: p2p}\n", "needs 'axes:'"},
   };
   for (const Case& c : cases) {
     const std::string study = testing::write_temp_file("bad.yaml", c.text);
@@ -201,6 +202,18 @@ TEST(CliSweep, BadStudiesAreOneLineNamingTheLineAndExitTwo) {
     EXPECT_NE(error.find(c.says), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(fs::path(out) / "results.json"));
   }
+}
+
+TEST(CliSweep, AGpuCountAMachineCannotHoldFailsAtItsLineBeforeAnyRunIsSimulated) {
+  const std::string study = testing::write_temp_file(
+      "too-many.yaml", "name: b\nbase: {workload: lenet, comm: p2p, batch: 16, iterations: 2}\n"
+                       "axes:\n  machine: [c4140-k]\n  gpus: [1, 8]\n");
+  const std::string out = out_dir("too-many");
+  const auto r = run_command(kGpuscale + " sweep " + study + " --out " + out + " --jobs 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, study + ":5: 8 GPUs do not fit 'c4140-k': it has 4 GPUs, so use 1 to 4\n");
+  // The 1-GPU run was not simulated (nor cached) first.
+  EXPECT_FALSE(fs::exists(fs::path(out) / "runs"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "tests/support/test_support.hpp"
@@ -130,6 +131,30 @@ TEST(WorkloadErrors, MalformedYamlAndMissingFiles) {
               HasSubstr("no/such/model.yaml: no such file"));
   EXPECT_THAT(config_error_of([] { load_workload("resnet50"); }),
               HasSubstr("unknown workload 'resnet50' (did you mean 'resnet-50'?)"));
+}
+
+TEST(WorkloadErrors, ADatasetPathIsTakenFromTheWorkloadFilesFolder) {
+  write_temp_file("tiny-dataset.yaml", "name: tiny\nsamples: 0\n");
+  const std::string path = write_temp_file(
+      "with-dataset.yaml", "name: t\ndataset: tiny-dataset.yaml\ninput: {channels: 3, height: 8, "
+                           "width: 8}\nlayers:\n  - relu\n");
+  const Workload w = load_workload(path);
+  EXPECT_EQ(w.dataset, (std::filesystem::path(path).parent_path() / "tiny-dataset.yaml").string());
+  // A missing one is blamed at the dataset line, with the path it was looked for at.
+  const std::string missing = write_temp_file(
+      "missing-dataset.yaml", "name: t\ndataset: nowhere.yaml\ninput: {channels: 3, height: 8, "
+                              "width: 8}\nlayers:\n  - relu\n");
+  EXPECT_THAT(config_error_of([&] { load_workload(missing); }),
+              StartsWith(missing + ":2: no dataset file '" +
+                         (std::filesystem::path(path).parent_path() / "nowhere.yaml").string()));
+}
+
+TEST(WorkloadErrors, TemplatesAndArgumentsThatDoNotExistSayHowToAddThem) {
+  EXPECT_THAT(error_of(model("  - block: {template: basic}\n"), 5),
+              HasSubstr("unknown template 'basic' (the file defines no templates: add it under "
+                        "'templates:')"));
+  EXPECT_THAT(error_of(model("  - conv: {filters: $width, kernel: 1}\n"), 5),
+              HasSubstr("unknown argument '$width' (declare it"));
 }
 
 TEST(WorkloadErrors, OverrideOfAnUnknownArgumentBlamesTheOption) {

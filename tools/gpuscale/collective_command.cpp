@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "sim/collectives/nccl_tests.hpp"
+#include "sim/collectives/registry.hpp"
 #include "sim/core/csv.hpp"
 #include "sim/core/error.hpp"
 #include "sim/replay/collective_job.hpp"
@@ -200,7 +201,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--topology", o->topology, "A shipped machine or a .yaml file")
       ->capture_default_str();
   cmd->add_option("--algo", o->algo, "Algorithm: a --comm method of `gpuscale run`")
-      ->check(CLI::IsMember(sim::comm_method_names()))
+      ->check(CLI::IsMember(coll::comm_method_names()))
       ->capture_default_str();
   cmd->add_option("--collective", o->collective, "The collective (broadcast and reduce from GPU 0)")
       ->check(CLI::IsMember(coll::collective_names()))

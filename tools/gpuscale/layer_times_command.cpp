@@ -79,8 +79,9 @@ std::vector<TrainingPass> passes_of(const wl::LayerCost& cost) {
 LayerTimesReport layer_times_of(const LayersOptions& o) {
   const wl::Workload w = wl::load_workload(o.model, o.overrides);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
-  const wl::FrameworkConfig framework = wl::load_framework(o.framework);
-  const auto model = sim::compute_model_of(w, costs, framework, o.gpu, o.profile);
+  const wl::FrameworkConfig framework = wl::load_framework(o.framework, Origin{"--framework", 0});
+  const compute::GpuSpec gpu = compute::load_gpu_spec(o.gpu, Origin{"--gpu", 0});
+  const auto model = sim::compute_model_of(w, costs, framework, gpu, o.profile);
   LayerTimesReport report{.workload = w.name,
                           .gpu = o.gpu,
                           .framework = framework.name,

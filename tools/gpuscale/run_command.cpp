@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/core/csv.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/output_file.hpp"
@@ -48,7 +49,10 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
                                 f.topology_overrides.end());
   }
   if (given("--workload")) e.workloads = f.workloads;
-  if (given("--gpus")) e.gpus = f.gpus;
+  if (given("--gpus")) {
+    e.gpus = f.gpus;
+    e.gpus_written_at.clear();
+  }
   if (given("--batch")) e.batches = f.batches;
   if (given("--comm")) e.comms = f.comms;
   if (given("--routing")) e.routing = f.routing;
@@ -279,7 +283,7 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--comm", e.comms, "Gradient exchange methods, comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember(sim::comm_method_names()))
+      ->check(CLI::IsMember(coll::comm_method_names()))
       ->capture_default_str();
   cmd->add_option("--routing", e.routing, "Route GPU pairs without NVLink this way")
       ->check(CLI::IsMember(topo::routing_mode_names()));

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/replay/compute_setup.hpp"
@@ -32,7 +33,7 @@ struct ShowOptions {
 
 // Any method `gpuscale run --comm` takes, and `allreduce` for any allreduce method.
 std::vector<std::string> comm_choices() {
-  std::vector<std::string> names = sim::comm_method_names();
+  std::vector<std::string> names = coll::comm_method_names();
   names.push_back("allreduce");
   return names;
 }
@@ -59,9 +60,10 @@ void show_workload(const ShowOptions& o) {
   const wl::Workload w = wl::load_workload(o.model, o.overrides);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
   const wl::Dataset dataset = wl::load_dataset(w.dataset);
-  const wl::FrameworkConfig framework = wl::load_framework(o.framework);
+  const wl::FrameworkConfig framework = wl::load_framework(o.framework, Origin{"--framework", 0});
+  const compute::GpuSpec gpu = compute::load_gpu_spec(o.gpu, Origin{"--gpu", 0});
   // The buffers the run would hold: the same options `gpuscale run` gives the memory model.
-  const auto compute = sim::compute_model_of(w, costs, framework, o.gpu);
+  const auto compute = sim::compute_model_of(w, costs, framework, gpu);
   const wl::MemoryOptions memory =
       sim::memory_options_of(framework, o.comm, o.gpus, o.batch, framework.allreduce.buffer.value,
                              sim::workspace_of(compute, w));

@@ -297,18 +297,32 @@ TopologyConfig load_topology_config(const std::string& name_or_path,
   return load_topology_config(load_chain(path, 0), path, overrides);
 }
 
-ConfigNode machine_document(ConfigNode doc, const std::vector<std::string>& overrides) {
+TopologyConfig load_topology_config_with(const std::string& name_or_path,
+                                         const std::vector<Override>& overrides) {
+  const std::string path = shipped_topologies().resolve(name_or_path, "", Origin{});
+  return read_topology(machine_document(load_chain(path, 0), overrides), path);
+}
+
+ConfigNode machine_document(ConfigNode doc, const std::vector<Override>& overrides) {
   // `--set cluster.node=...` chooses which node file is merged in, so it applies first; every
   // other override applies to the merged machine, where the node's keys exist.
-  const auto chooses_node = [](const std::string& a) { return a.starts_with("cluster.node="); };
-  for (const auto& assignment : overrides) {
-    if (chooses_node(assignment)) apply_override(doc, assignment);
+  const auto chooses_node = [](const Override& o) {
+    return o.assignment.starts_with("cluster.node=");
+  };
+  for (const Override& o : overrides) {
+    if (chooses_node(o)) apply_override(doc, o.assignment, o.written_at);
   }
   doc = merge_cluster_node(std::move(doc));
-  for (const auto& assignment : overrides) {
-    if (!chooses_node(assignment)) apply_override(doc, assignment);
+  for (const Override& o : overrides) {
+    if (!chooses_node(o)) apply_override(doc, o.assignment, o.written_at);
   }
   return doc;
+}
+
+ConfigNode machine_document(ConfigNode doc, const std::vector<std::string>& overrides) {
+  std::vector<Override> given;
+  for (const std::string& assignment : overrides) given.push_back({assignment, Origin{}});
+  return machine_document(std::move(doc), given);
 }
 
 TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,

@@ -14,9 +14,14 @@ namespace gpuscale::topo {
 // `overrides` are "path=value" strings as given to --set.
 TopologyConfig load_topology_config(const std::string& name_or_path,
                                     const std::vector<std::string>& overrides = {});
+// The same with overrides written in a file (an experiment's or a study's `set:` entries): a bad
+// one is reported at its entry's line. The loaders of those files check their machines so.
+TopologyConfig load_topology_config_with(const std::string& name_or_path,
+                                         const std::vector<Override>& overrides);
 // The whole machine as one document, before it is read: `doc` (its `base:` chain resolved) with
 // a cluster's node file merged in and the `overrides` applied.
 ConfigNode machine_document(ConfigNode doc, const std::vector<std::string>& overrides);
+ConfigNode machine_document(ConfigNode doc, const std::vector<Override>& overrides);
 
 // The same for a document already read, its `base:` chain resolved (resolve_base): a machine
 // written inline in another file. `path` names it in messages.

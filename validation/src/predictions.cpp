@@ -95,7 +95,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
                     const std::vector<std::string>& without,
                     std::shared_ptr<const wl::FrameworkConfig> framework_config) {
   const Setup& setup = suite.setup;
-  const std::string gpu_model = check_machine(setup);
+  const compute::GpuSpec gpu = compute::load_gpu_spec(check_machine(setup));
   const wl::FrameworkConfig framework =
       framework_config ? *framework_config : wl::load_framework(setup.framework);
   std::map<std::string, Model> models;  // by the study's network name
@@ -103,7 +103,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
     wl::Workload w = wl::load_workload(network.gpuscale);
     check_workload(setup, network, w);
     wl::WorkloadCosts costs = wl::compute_costs(w);
-    auto workspace = sim::workspace_of(sim::compute_model_of(w, costs, framework, gpu_model), w);
+    auto workspace = sim::workspace_of(sim::compute_model_of(w, costs, framework, gpu), w);
     models.emplace(network.study, Model{std::move(w), std::move(costs), std::move(workspace)});
   }
 

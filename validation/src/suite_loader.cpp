@@ -8,12 +8,15 @@
 #include <map>
 #include <stdexcept>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
 #include "sim/replay/replay.hpp"
+#include "topologies/src/topology_document.hpp"
 #include "validation/src/claim_loader.hpp"
 #include "validation/src/suite.hpp"
 #include "validation/src/suite_reading.hpp"
 #include "workloads/src/dataset.hpp"
+#include "workloads/src/framework.hpp"
 #include "workloads/src/workload_document.hpp"
 
 namespace gpuscale::validation {
@@ -104,8 +107,15 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
   Setup s;
   s.origin = node.origin();
   s.topology = map.string("topology", "dgx1-v100");
+  topo::shipped_topologies().resolve(s.topology, "", map.require("topology", "").origin());
   // The replay's memory columns use MXNet's constants (sim/replay/experiment.cpp).
-  s.framework = read_one_of(map.require("framework", "mxnet"), "framework", {"mxnet"});
+  const ConfigNode& framework = map.require("framework", "mxnet");
+  s.framework = read_one_of(framework, "framework", wl::shipped_frameworks().names());
+  if (s.framework != "mxnet") {
+    throw ConfigError(framework.origin(), fmt::format("framework '{}' cannot be validated yet "
+                                                      "(setup.framework must be mxnet)",
+                                                      s.framework));
+  }
   const ConfigNode& gpus = map.require("gpus", "[1, 2, 4, 8]");
   s.gpus = read_counts(gpus, "setup.gpus", 1 << 20);
   if (std::find(s.gpus.begin(), s.gpus.end(), 1) == s.gpus.end()) {
@@ -380,7 +390,7 @@ Suite load_suite(const std::string& name_or_path) {
   suite.setup = read_setup(map.require("setup", "{topology: dgx1-v100, ...}"), folder);
   suite.methods = read_mappings(
       map.require("methods", "{P2P: p2p}"), "methods",
-      [](const ConfigNode& n) { return read_one_of(n, "comm method", sim::comm_method_names()); });
+      [](const ConfigNode& n) { return read_one_of(n, "comm method", coll::comm_method_names()); });
   suite.networks = read_mappings(map.require("networks", "{LeNet: lenet}"), "networks",
                                  [&folder](const ConfigNode& n) { return workload_of(n, folder); });
   const SuiteNames names(suite);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
 
 namespace gpuscale::wl {
@@ -212,9 +213,9 @@ const ShippedFolder& shipped_frameworks() {
   return folder;
 }
 
-FrameworkConfig load_framework(const std::string& name_or_path) {
+FrameworkConfig load_framework(const std::string& name_or_path, const Origin& named_at) {
   FrameworkConfig f;
-  f.file = shipped_frameworks().resolve(name_or_path, "", Origin{});
+  f.file = shipped_frameworks().resolve(name_or_path, "", named_at);
   const ConfigNode doc = ConfigNode::load_file(f.file);
   MapReader r(doc, "framework file",
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
@@ -268,7 +269,13 @@ FrameworkConfig load_framework(const std::string& name_or_path) {
 
   if (const ConfigNode* ex = r.find("exchange")) {
     if (!ex->is_map()) throw ConfigError(ex->origin(), "exchange must map comm methods to layouts");
+    const std::vector<std::string> methods = coll::comm_method_names();
     for (const ConfigNode::Entry& entry : ex->entries()) {
+      if (std::find(methods.begin(), methods.end(), entry.key) == methods.end()) {
+        // Else the misspelt method would silently run as an allreduce.
+        throw ConfigError(entry.where(), fmt::format("unknown comm method '{}' in exchange ({})",
+                                                     entry.key, name_hint(entry.key, methods)));
+      }
       f.exchange.emplace_back(entry.key, read_layout(entry.value, "exchange of " + entry.key));
     }
   }

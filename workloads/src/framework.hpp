@@ -167,6 +167,8 @@ struct FrameworkConfig {
 // The shipped frameworks: workloads/frameworks/*.yaml, or $GPUSCALE_FRAMEWORKS_DIR if set.
 const ShippedFolder& shipped_frameworks();
 
-FrameworkConfig load_framework(const std::string& name_or_path);
+// A shipped framework or a .yaml file; `named_at` (the line or the option that names it) is
+// blamed when nothing matches.
+FrameworkConfig load_framework(const std::string& name_or_path, const Origin& named_at = Origin{});
 
 }  // namespace gpuscale::wl

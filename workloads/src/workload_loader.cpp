@@ -67,10 +67,16 @@ class Builder {
     return last;
   }
 
-  // Model arguments no layer uses: a misspelt `--set args.NAME` or a leftover in the file.
+  // Model arguments no layer uses: a misspelt `--set args.NAME` or a leftover in the file. One
+  // whose name is near a used argument's is taken for a misspelling of it.
   void check_model_args_used() const {
+    const std::vector<std::string> used(used_.begin(), used_.end());
     for (const auto& [name, value] : model_args_) {
       if (used_.contains(name)) continue;
+      if (const auto near = nearest_name(name, used)) {
+        throw ConfigError(value.origin(), fmt::format("unknown model argument '{}' (did you mean "
+                                                      "'{}'?)", name, *near));
+      }
       throw ConfigError(value.origin(), fmt::format("model argument '{}' is used by no layer (the "
                                                     "model's arguments: {})", name,
                                                     fmt::join(keys_of(model_args_), ", ")));
@@ -234,8 +240,11 @@ class Builder {
     if (found == templates_.end()) {
       std::vector<std::string> known;
       for (const auto& [name, t] : templates_) known.push_back(name);
+      const std::string fix = known.empty() ? " (the file defines no templates: add it under "
+                                              "'templates:')"
+                                            : "";
       throw ConfigError(r.require("template", "").origin(),
-                        unknown_name_message("template", template_name, known));
+                        unknown_name_message("template", template_name, known) + fix);
     }
     const Template& t = found->second;
     const std::string name = scope.local_name("block", r.optional_string("name"));
@@ -356,8 +365,12 @@ Workload load_workload(const std::string& name_or_path, const std::vector<std::s
     w.published_params = read_integer(*p, "published_params", 1, 1L << 50);
   }
   const ConfigNode& dataset = r.require("dataset", "imagenet");
-  w.dataset = read_string(dataset, "dataset");
-  shipped_datasets().resolve(w.dataset, "", dataset.origin());  // known name, else a hint
+  // A path is taken from the folder of the file that names it (this one or its base), as `base:`
+  // paths are; a known name stays a name.
+  const std::string dataset_folder = folder_of(dataset.origin());
+  const std::string dataset_name = read_string(dataset, "dataset");
+  shipped_datasets().resolve(dataset_name, dataset_folder, dataset.origin());  // else a hint
+  w.dataset = file_or_name(dataset_name, dataset_folder);
   if (const ConfigNode* p = r.find("precision")) {
     const std::string text = read_string(*p, "precision");
     if (text != "fp32" && text != "fp16") {
