@@ -17,6 +17,7 @@
 #include "topologies/src/topology_config.hpp"
 #include "topologies/src/topology_loader.hpp"
 #include "workloads/src/workload_document.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sweep {
 namespace {
@@ -82,6 +83,7 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
     const std::string name = read_string(node, "workload");
     const std::string w = file_or_name(name, folder);
     wl::shipped_workloads().resolve(w, "", node.origin());  // an unknown model fails at this line
+    wl::load_workload(w);  // a broken one fails before anything runs, at its own line
     return {axis, name, [w](Run& r) { r.config.workload = w; }};
   }
   if (axis == "gpus" || axis == "batch") {
