@@ -77,7 +77,8 @@ class AnalyticModel final : public ComputeTimeModel {
     if (!plan.has(pass)) return {};
     PassPlan out;
     double total = params_.framework_overhead.value;
-    for (const KernelWork& k : kernels_of(plan, pass, batch, precision_).kernels()) {
+    const auto kernels = kernels_of(plan, pass, batch, precision_);  // outlives the loop
+    for (const KernelWork& k : kernels.kernels()) {
       if (k.kind != conv_kernel_class(pass)) {  // a GEMM or a streaming kernel (a conv's bias)
         total += analytic_kernel_time(gpu_, params_, k, precision_).value;
         continue;

@@ -42,6 +42,11 @@ std::string find_data_root() {
 
 }  // namespace
 
+bool is_file(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
 std::string data_root() {
   static const std::string root = find_data_root();
   return root;
@@ -80,7 +85,7 @@ std::string ShippedFolder::resolve(const std::string& name_or_path,
   if (looks_like_path(name_or_path)) {
     fs::path p(name_or_path);
     if (p.is_relative() && !relative_to_dir.empty()) p = fs::path(relative_to_dir) / p;
-    if (!fs::is_regular_file(p)) {
+    if (!is_file(p.string())) {
       // Named on the command line: the path itself is the place to blame.
       if (origin.file.empty()) throw ConfigError(Origin{p.string(), 0}, "no such file (check the path)");
       throw ConfigError(origin, fmt::format("no {} file '{}' (check the path)", what_, p.string()));
@@ -88,7 +93,7 @@ std::string ShippedFolder::resolve(const std::string& name_or_path,
     return p.lexically_normal().string();
   }
   const fs::path shipped = fs::path(dir()) / (name_or_path + ".yaml");
-  if (fs::is_regular_file(shipped)) return shipped.string();
+  if (is_file(shipped.string())) return shipped.string();
   throw ConfigError(origin, unknown_name_message(what_, name_or_path, names()) +
                                 ", or give the path of a .yaml file");
 }

@@ -19,6 +19,10 @@ namespace gpuscale {
 //  4. the source tree this build was configured from.
 std::string data_root();
 
+// Whether `path` names a regular file. Never throws: a name too long for the file system, or a
+// folder that cannot be searched, is simply no file (the caller says what to fix).
+bool is_file(const std::string& path);
+
 // A file named in a file, as `base:` names its base: a relative path is taken from `folder`, the
 // folder of the file that names it; a shipped name ("dgx1-v100") stays as it is.
 std::string file_or_name(const std::string& value, const std::string& folder);

@@ -90,7 +90,7 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("profile")) {
     e.profile = file_or_name(read_string(*n, "profile"), folder);
-    if (!fs::is_regular_file(e.profile)) {
+    if (!is_file(e.profile)) {
       throw ConfigError(n->origin(),
                         fmt::format("no profile file '{}' (check the path)", e.profile));
     }

@@ -10,6 +10,7 @@
 
 #include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
+#include "sim/core/shipped_files.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/src/topology_document.hpp"
 #include "validation/src/claim_loader.hpp"
@@ -64,7 +65,7 @@ std::vector<std::string> shipped_suite_names() {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(shipped_suites().dir(), ec)) {
-    if (fs::is_regular_file(entry.path() / "suite.yaml"))
+    if (is_file((entry.path() / "suite.yaml").string()))
       names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());
@@ -74,15 +75,16 @@ std::vector<std::string> shipped_suite_names() {
 std::string suite_file(const std::string& name_or_path) {
   if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml")) {
     const fs::path given(name_or_path);
-    const fs::path file = fs::is_directory(given) ? given / "suite.yaml" : given;
-    if (!fs::is_regular_file(file)) {
+    std::error_code ec;
+    const fs::path file = fs::is_directory(given, ec) ? given / "suite.yaml" : given;
+    if (!is_file(file.string())) {
       throw ConfigError(Origin{file.string(), 0},
                         "no such file (give a suite folder or its suite.yaml)");
     }
     return file.string();
   }
   const fs::path shipped = fs::path(shipped_suites().dir()) / name_or_path / "suite.yaml";
-  if (fs::is_regular_file(shipped)) return shipped.string();
+  if (is_file(shipped.string())) return shipped.string();
   throw ConfigError(Origin{},
                     unknown_name_message("validation suite", name_or_path, shipped_suite_names()) +
                         ", or give the path of a suite folder");
@@ -318,7 +320,7 @@ Table read_table(const std::string& path, const SuiteNames& names) {
 // A file of the suite, named relative to its folder; a missing one blames the line naming it.
 std::string file_in(const std::string& folder, const ConfigNode& node, std::string_view what) {
   const fs::path file = fs::path(folder) / read_string(node, what);
-  if (!fs::is_regular_file(file)) {
+  if (!is_file(file.string())) {
     throw ConfigError(node.origin(),
                       fmt::format("no {} file '{}' (check the name)", what, file.string()));
   }

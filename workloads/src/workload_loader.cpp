@@ -196,8 +196,9 @@ class Builder {
     Scope& body_scope = given ? named : scope;
     const int body = sequence(r.require("body", "[conv: {...}, batchnorm, ...]"), body_scope, args,
                              input, depth);
-    const Shape& in = w_.layers[input].output;
-    const Shape& out = w_.layers[body].output;
+    // Copies: the projection below appends layers, which may move every layer in memory.
+    const Shape in = w_.layers[input].output;
+    const Shape out = w_.layers[body].output;
     int shortcut = input;
     if (!(out == in)) {
       const ConfigNode* projection = r.find("projection");
