@@ -90,7 +90,8 @@ long read_integer(const ConfigNode& node, std::string_view what, long min, long 
   }
   if (ec != std::errc{} || !whole) {
     throw ConfigError(node.origin(),
-                      fmt::format("{} '{}' is not a whole number (write e.g. '{}')", what, text, min));
+                      fmt::format("{} '{}' is not a whole number (write e.g. '{}')", what, text,
+                                  min));
   }
   return value;
 }

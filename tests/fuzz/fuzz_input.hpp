@@ -33,7 +33,8 @@ inline const std::filesystem::path& scratch_folder() {
 }
 
 // Writes the input to `name` in the scratch folder and returns its path.
-inline std::string write_input(const std::uint8_t* data, std::size_t size, const std::string& name) {
+inline std::string write_input(const std::uint8_t* data, std::size_t size,
+                               const std::string& name) {
   const std::string path = (scratch_folder() / name).string();
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
