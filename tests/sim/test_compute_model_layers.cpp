@@ -28,6 +28,13 @@ struct Fixture {
         policy(),
         model(make_analytic_model(workload, costs, gpu, params, policy)) {}
 
+  // The ConfigError a profile model of the profile file at `path` raises.
+  std::string profile_model_error(const std::string& path) const {
+    const MeasuredProfile profile = load_profile(path);
+    return config_error_of(
+        [&] { make_profile_model(workload, costs, profile, gpu, params, policy); });
+  }
+
   int index(const std::string& name) const {
     for (size_t i = 0; i < workload.layers.size(); ++i) {
       if (workload.layers[i].name == name) return static_cast<int>(i);
@@ -356,9 +363,7 @@ TEST(ProfileModel, TakesMeasuredTimesForThePassesEachLayerHas) {
 TEST(ProfileModel, AMissingLayerIsAConfigErrorNamingTheFile) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-no-pool2.yaml", lenet_profile("lenet", "pool2"));
-  const MeasuredProfile profile = load_profile(path);
-  const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
+  const std::string error = f.profile_model_error(path);
   EXPECT_THAT(error, HasSubstr(path + ":8: "));  // its `layers:` line
   EXPECT_THAT(error, HasSubstr("'pool2'"));
 }
@@ -368,18 +373,14 @@ TEST(ProfileModel, ALayerTheWorkloadLacksIsAConfigErrorAtItsLine) {
   std::string text = lenet_profile();
   text.replace(text.find("  fc2:"), 6, "  fc3:");
   const std::string path = write_temp_file("lenet-fc3.yaml", text);
-  const MeasuredProfile profile = load_profile(path);
-  const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
+  const std::string error = f.profile_model_error(path);
   EXPECT_EQ(error, path + ":33: profile layer 'fc3' is no layer of lenet (did you mean 'fc2'?)");
 }
 
 TEST(ProfileModel, AnotherWorkloadsProfileIsAConfigErrorNamingTheFile) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("alexnet-profile.yaml", lenet_profile("alexnet"));
-  const MeasuredProfile profile = load_profile(path);
-  const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
+  const std::string error = f.profile_model_error(path);
   EXPECT_THAT(error, HasSubstr(path + ":7: "));  // its `workload:` line
   EXPECT_THAT(error, HasSubstr("'alexnet', not 'lenet'"));
 }
@@ -443,9 +444,7 @@ TEST(ProfileModel, TheSameGpuInAnyCaseIsNotProjected) {
 TEST(ProfileModel, AGpuWithoutASpecIsAConfigErrorAtTheProfilesGpuLine) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-h100.yaml", lenet_profile_on("H100-PCIe"));
-  const MeasuredProfile profile = load_profile(path);
-  const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
+  const std::string error = f.profile_model_error(path);
   EXPECT_THAT(error, HasSubstr(path + ":1: the profile was measured on GPU 'H100-PCIe', which has "
                                "no spec to project its times to V100-SXM2 from (shipped: "));
   EXPECT_THAT(error, HasSubstr("h200-sxm"));
@@ -457,9 +456,7 @@ TEST(ProfileModel, AProfileOfAnotherPrecisionThanTheWorkloadsIsAConfigError) {
   std::string text = lenet_profile();
   text.replace(text.find("precision: fp32"), 15, "precision: tensor");
   const std::string path = write_temp_file("lenet-tensor.yaml", text);
-  const MeasuredProfile profile = load_profile(path);
-  const std::string error = config_error_of(
-      [&] { make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy); });
+  const std::string error = f.profile_model_error(path);
   EXPECT_THAT(error, HasSubstr(path + ": profile measured at precision tensor for a workload in "
                                "fp32"));
 }
