@@ -7,15 +7,6 @@
 
 namespace gpuscale::calib {
 
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double pos = q * static_cast<double>(values.size() - 1);
-  const auto below = static_cast<std::size_t>(pos);
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (values[above] - values[below]) * (pos - static_cast<double>(below));
-}
-
 ErrorStats error_stats(const std::vector<double>& signed_errors) {
   std::vector<double> abs_errors;
   for (double e : signed_errors) abs_errors.push_back(std::abs(e));

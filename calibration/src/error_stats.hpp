@@ -5,10 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace gpuscale::calib {
+#include "sim/core/distribution.hpp"  // quantile
 
-// Linear interpolation between order statistics (0 <= q <= 1); 0 for no values.
-double quantile(std::vector<double> values, double q);
+namespace gpuscale::calib {
 
 struct ErrorStats {
   int n = 0;

@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "sim/core/distribution.hpp"
 #include "sim/replay/compute_setup.hpp"
 #include "sim/replay/isolated.hpp"
 #include "sim/replay/machine_setup.hpp"
@@ -70,6 +71,14 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
                         event.layer, event.algorithm, event.bytes});
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  json spread = json::object();
+  if (e.samples > 0) {
+    const std::vector<double>& times = r.iteration_times_s;
+    const topo::MachineVariability& v = t.variability();
+    spread = {{"samples", times.size()}, {"varies", v.compute.varies() || v.host.varies()},
+              {"mean_s", r.iteration_s}, {"p10_s", quantile(times, 0.1)},
+              {"p50_s", quantile(times, 0.5)}, {"p90_s", quantile(times, 0.9)}};
+  }
   return json{{"topology", t.name()},
               {"iteration_s", r.iteration_s},
               {"setup_s", setup_s},
@@ -81,6 +90,7 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
               {"overlap_s", r.overlap_s},
               {"rest_s", r.rest_s},
               {"exposed_comm_s", r.exposed_comm_s},
+              {"spread", spread},
               {"memory_gpu0_gb", parts[0].total() / 1e9},
               {"memory_max_other_gb", max_other / 1e9},
               {"memory_before_training_gb", parts[0].before_training() / 1e9},
@@ -114,6 +124,11 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.overlap_s = j["overlap_s"];
   row.rest_s = j["rest_s"];
   row.exposed_comm_s = j["exposed_comm_s"];
+  if (const json& spread = j["spread"]; !spread.empty()) {
+    row.spread = {.samples = spread["samples"], .machine_varies = spread["varies"],
+                  .mean_s = spread["mean_s"], .p10_s = spread["p10_s"], .p50_s = spread["p50_s"],
+                  .p90_s = spread["p90_s"]};
+  }
   row.memory_gpu0_gb = j["memory_gpu0_gb"];
   row.memory_max_other_gb = j["memory_max_other_gb"];
   row.memory_before_training_gb = j["memory_before_training_gb"];
@@ -211,6 +226,16 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
     const double base = one_gpu_epoch[key];
     // Weak scaling: G GPUs do G times the work; speedup is the throughput ratio.
     row.speedup = e.scaling == Scaling::Strong ? base / row.epoch_s : base * row.gpus / row.epoch_s;
+    if (IterationSpread& s = row.spread; s.samples > 0) {
+      // The speedup of an epoch whose iterations all took `iteration_s`.
+      const double iterations = (row.epoch_s - row.setup_s) / row.iteration_s;
+      const auto speedup_at = [&](double iteration_s) {
+        return row.speedup * row.epoch_s / (row.setup_s + iteration_s * iterations);
+      };
+      s.speedup_p10 = speedup_at(s.p90_s);
+      s.speedup_p50 = speedup_at(s.p50_s);
+      s.speedup_p90 = speedup_at(s.p10_s);
+    }
   }
   return rows;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,6 +26,10 @@
 namespace gpuscale::sim {
 
 enum class Scaling { Strong, Weak };
+
+// Sampled iterations of one configuration: each is simulated, so a 512-GPU run of this many takes
+// about a minute.
+inline constexpr int kMaxSamples = 1000;
 
 struct Experiment {
   std::string topology = "dgx1-v100";
@@ -54,6 +59,10 @@ struct Experiment {
   std::string protocol = "auto";
   std::string profile;                          // measured profile file; empty: analytic model
   int iterations = 4;
+  // Sampled variability (docs/variability.md): `samples` iterations after a warm-up one, each
+  // drawn from the machine's distributions with `seed`; 0 replays every time as modelled.
+  int samples = 0;                              // at most kMaxSamples
+  std::uint64_t seed = 1;
   bool record_timeline = false;                 // fill ResultRow::timeline (--trace)
 };
 
@@ -79,6 +88,16 @@ struct LinkUse {
   double utilisation = 0;
 };
 
+// The iteration time over a sampled run's iterations (Experiment::samples): its mean and 10th,
+// 50th and 90th percentiles, and the speedups they give against the mean of one GPU (the 10th
+// percentile of the speedup comes from the 90th of the iteration time).
+struct IterationSpread {
+  int samples = 0;  // 0: a deterministic run
+  bool machine_varies = false;  // the machine names a distribution that varies
+  double mean_s = 0, p10_s = 0, p50_s = 0, p90_s = 0;
+  double speedup_p10 = 0, speedup_p50 = 0, speedup_p90 = 0;
+};
+
 struct ResultRow {
   std::string topology, workload, comm, scaling;
   std::string exchange;  // how the framework ran `comm` (FrameworkConfig::describe_exchange)
@@ -91,6 +110,7 @@ struct ResultRow {
   // iteration_s = fpbp_s + wu_s + input_wait_s + rest_s; overlap_s is in both fpbp_s and wu_s
   // (ReplayResult)
   double overlap_s = 0, rest_s = 0;
+  IterationSpread spread;
   double memory_gpu0_gb = 0, memory_max_other_gb = 0;
   double memory_before_training_gb = 0;  // GPU0 once set up: context, weights, gradients
   double gpu_memory_gb = 0;               // the memory of the job's smallest GPU

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <limits>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/core/config_reader.hpp"
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kKeys = {
     "topology", "set",     "workload",   "gpus",      "batch",   "comm",
     "routing",  "scaling", "images",     "fusion_mb", "fusion_cycle_ms", "decode_threads",
-    "protocol", "profile", "iterations", "framework", "without"};
+    "protocol", "profile", "iterations", "framework", "without", "samples", "seed"};
 
 // The file `node` names, looked up now so that an unknown name or a missing file is reported at
 // its line: a shipped name as it is, a path taken from the experiment's folder.
@@ -106,6 +107,19 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("iterations")) {
     e.iterations = static_cast<int>(read_integer(*n, "iterations", 2, 100));
+  }
+  if (const auto* n = map.find("samples")) {
+    if (map.find("iterations") != nullptr) {
+      throw ConfigError(n->origin(), "'samples' and 'iterations' exclude each other (a sampled "
+                                     "run simulates samples + 1 iterations): keep one");
+    }
+    e.samples = static_cast<int>(read_integer(*n, "samples", 1, kMaxSamples));
+  }
+  if (const auto* n = map.find("seed")) {
+    if (map.find("samples") == nullptr) {
+      throw ConfigError(n->origin(), "'seed' only matters with 'samples': add samples or remove it");
+    }
+    e.seed = static_cast<std::uint64_t>(read_integer(*n, "seed", 0, std::numeric_limits<long>::max()));
   }
   return e;
 }

@@ -18,6 +18,7 @@
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay_timeline.hpp"
 #include "sim/replay/schedule_nodes.hpp"
+#include "sim/replay/variability_draws.hpp"
 #include "workloads/src/memory_model.hpp"
 
 namespace gpuscale::sim {
@@ -42,8 +43,10 @@ class Replay {
         algorithm_(algorithm_of(s.comm)), layout_(s.framework->exchange_layout(s.comm)),
         process_per_gpu_(s.framework->process_per_gpu(s.comm)),
         sync_after_op_(s.framework->execution.sync_after_op),
-        protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol) {
-    compute_ranks_ = ranks_ > kFullComputeUpToGpus ? 1 : ranks_;
+        protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol),
+        compute_ranks_(ranks_ > kFullComputeUpToGpus ? 1 : ranks_),
+        draws_(s.topology->variability(), s.samples > 0, s.seed, ranks_, compute_ranks_,
+               process_per_gpu_ ? ranks_ : 1, process_per_gpu_ ? compute_ranks_ : 1) {
     const wl::HostCosts& host = s.framework->host;
     if (s.mechanisms.engine) {
       engine_op_s_ = host.engine_op.value.value;
@@ -169,17 +172,18 @@ class Replay {
   // then the stream synchronisation(s) that end every GPU operation of MXNet 1.x. A framework
   // that does not synchronise after each operation (ExecutionModel::sync_after_op) frees the
   // thread once the operation is issued. `issued_out`, if given, receives the issue's node.
+  // `host_factor` scales the thread's own work (the iteration's VariabilityDraws).
   template <class Body>
-  NodeId engine_op(HostThreadPool& pool, const std::vector<NodeId>& ready, int launches, int syncs,
-                   Body body, NodeId* issued_out = nullptr) {
+  NodeId engine_op(HostThreadPool& pool, double host_factor, const std::vector<NodeId>& ready,
+                   int launches, int syncs, Body body, NodeId* issued_out = nullptr) {
     const NodeId granted = pool.acquire(join(ready));
-    const NodeId issued = host_work(engine_op_s_ + launches * launch_s_, {granted});
+    const NodeId issued = host_work((engine_op_s_ + launches * launch_s_) * host_factor, {granted});
     if (issued_out != nullptr) *issued_out = issued;
     if (!sync_after_op_) {
       pool.hold_until(issued);
       return body(issued);
     }
-    const NodeId done = host_work(syncs * sync_s_, {body(issued)});
+    const NodeId done = host_work(syncs * sync_s_ * host_factor, {body(issued)});
     pool.hold_until(done);
     return done;
   }
@@ -194,6 +198,8 @@ class Replay {
   }
 
   int compute_rank(int rank) const { return compute_ranks_ == 1 ? 0 : rank; }
+  // The iteration's factor on the work of `rank`'s engine threads.
+  double engine_factor(int rank) const { return draws_.engine(compute_rank(rank)); }
 
   // --- Compilation ---------------------------------------------------------------------------
   void compile() {
@@ -249,7 +255,12 @@ class Replay {
     // [tensor][rank]: the new weights of the previous iteration, on each compute rank's GPU.
     std::vector<std::vector<NodeId>> weights(n_tensors, std::vector<NodeId>(cr, -1));
     std::vector<NodeId> stream_tail(cr, -1);
+    // A step of process `p`'s Python thread, at the iteration's factor on that process's work.
+    auto python_step = [&](int p, double seconds, std::vector<NodeId> deps) {
+      return step(python[static_cast<size_t>(p)], seconds * draws_.process(p), std::move(deps));
+    };
     for (int k = 0; k < s_.iterations; ++k) {
+      draws_.next_iteration();
       IterationNodes it;
       // The Python thread of each process: the next batch, then forward and backward issued per GPU.
       std::vector<NodeId> issued(cr), loaded(cr, -1);
@@ -267,10 +278,10 @@ class Replay {
         for (int r = 0; r < compute_ranks_; ++r) {
           if (process_of(r) != p) continue;
           const auto ri = static_cast<size_t>(r);
-          issued[ri] = step(python[pi], python_per_gpu_s_, {});
+          issued[ri] = python_step(p, python_per_gpu_s_, {});
           if (s_.mechanisms.input) {
             const double bytes = s_.input.sample_bytes * s_.batch;
-            loaded[ri] = engine_op(copy_pools_[ri], {issued[ri]}, 1, 1, [&](NodeId start) {
+            loaded[ri] = engine_op(copy_pools_[ri], engine_factor(r), {issued[ri]}, 1, 1, [&](NodeId start) {
               return host_work(bytes / s_.input.h2d_bytes_per_s, {start});
             });
           }
@@ -295,7 +306,7 @@ class Replay {
           if (reads_loss_before_backward && segment.front()->kind != wl::TaskKind::Forward &&
               loss_read[ri] < 0) {
             // loss.item(): the Python thread waits for the forward before it issues backward.
-            loss_read[ri] = step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[ri]});
+            loss_read[ri] = python_step(process_of(r), metric_sync_s_, {forward_done[ri]});
             ready.push_back(loss_read[ri]);
           }
           if (loaded[ri] >= 0) ready.push_back(loaded[ri]);
@@ -311,10 +322,10 @@ class Replay {
             }
           }
           NodeId last_launch = -1;
-          done = engine_op(compute_pools_[ri], ready, 0, 1, [&](NodeId start) {
+          done = engine_op(compute_pools_[ri], engine_factor(r), ready, 0, 1, [&](NodeId start) {
             NodeId launched = start;
             for (const wl::Task* task : segment) {
-              launched = host_work(launch_s_, {launched});
+              launched = host_work(launch_s_ * engine_factor(r), {launched});
               std::vector<NodeId> deps{launched};
               if (stream_tail[ri] >= 0) deps.push_back(stream_tail[ri]);
               if (!sync_after_op_) {
@@ -348,13 +359,13 @@ class Replay {
       for (size_t t = 0; t < n_tensors; ++t) {
         for (int p = 0; p < processes; ++p) {
           const auto pi = static_cast<size_t>(p);
-          pushed[t].push_back(step(python[pi], python_per_key_s_, backward_returned[pi]));
+          pushed[t].push_back(python_step(p, python_per_key_s_, backward_returned[pi]));
         }
       }
       // Then MXNet's update_metric: a blocking read of each GPU's forward output.
       if (!reads_loss_before_backward) {
         for (int r = 0; r < compute_ranks_; ++r) {
-          step(python[static_cast<size_t>(process_of(r))], metric_sync_s_, {forward_done[static_cast<size_t>(r)]});
+          python_step(process_of(r), metric_sync_s_, {forward_done[static_cast<size_t>(r)]});
         }
       }
       // Exchange and update, key by key in the order gradients become ready (graph_'s Update tasks).
@@ -383,7 +394,7 @@ class Replay {
         : task.kind == wl::TaskKind::BackwardWeights
             ? std::tuple{compute::TrainingPass::backward_weights, times.backward_weights.value, "bwd-weights"}
             : std::tuple{compute::TrainingPass::backward_data, times.backward_data.value, "bwd-data"};
-    return compute_node(rank, seconds, deps, [&] {
+    return compute_node(rank, seconds * draws_.compute(rank), deps, [&] {
       return kernel_record(
           fmt::format("{} {}", verb, layer_name(task)),
           pass == compute::TrainingPass::forward ? KernelCategory::forward : KernelCategory::backward,
@@ -395,7 +406,7 @@ class Replay {
   // Its issue is noted for the next iteration's forward (updates_issued_).
   NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready) {
     NodeId issued = -1;
-    const NodeId done = engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], ready, 1, 1, [&](NodeId start) {
+    const NodeId done = engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], engine_factor(rank), ready, 1, 1, [&](NodeId start) {
       return compute_node(rank, update_s_[t], {start},
                           [&] { return tensor_kernel("update", KernelCategory::update, t, tensor_bytes_[t]); });
     }, &issued);
@@ -405,7 +416,7 @@ class Replay {
 
   // The weights copied into a GPU's own executor array (a pull on the reducing GPU).
   NodeId local_copy_op(int rank, size_t t, const std::vector<NodeId>& ready) {
-    return engine_op(copy_pools_[static_cast<size_t>(rank)], ready, 1, 1, [&](NodeId start) {
+    return engine_op(copy_pools_[static_cast<size_t>(rank)], engine_factor(rank), ready, 1, 1, [&](NodeId start) {
       return compute_node(rank, s_.compute->reduction_time(2 * tensor_bytes_[t]).value, {start},
                           [&] { return tensor_kernel("copy", KernelCategory::copy, t, tensor_bytes_[t]); });
     });
@@ -430,12 +441,12 @@ class Replay {
         std::vector<NodeId> gathered{ranks_ > 1 ? local_copy_op(root, t, {on(root)}) : on(root)};
         for (int g = 0; g < ranks_; ++g) {
           if (g == root) continue;
-          gathered.push_back(engine_op(copy_pools_[static_cast<size_t>(g)], {on(g)}, 1, 1,
+          gathered.push_back(engine_op(copy_pools_[static_cast<size_t>(g)], engine_factor(g), {on(g)}, 1, 1,
                                        [&](NodeId start) { return copy(g, root, bytes, start); }));
         }
         NodeId merged = gathered.front();
         if (ranks_ > 1) {
-          merged = engine_op(compute_pools_[static_cast<size_t>(compute_rank(root))], gathered, 1, 1, [&](NodeId start) {
+          merged = engine_op(compute_pools_[static_cast<size_t>(compute_rank(root))], engine_factor(root), gathered, 1, 1, [&](NodeId start) {
             return compute_node(root, s_.compute->reduction_time((ranks_ + 1) * bytes).value, {start},
                                 [&] { return tensor_kernel("sum", KernelCategory::reduction, t, bytes); });
           });
@@ -444,7 +455,7 @@ class Replay {
         deliver(root, local_copy_op(root, t, {updated}));
         for (int g = 0; g < ranks_; ++g) {
           if (g == root) continue;
-          deliver(g, engine_op(copy_pools_[static_cast<size_t>(root)], {updated}, 1, 1,
+          deliver(g, engine_op(copy_pools_[static_cast<size_t>(root)], engine_factor(root), {updated}, 1, 1,
                                [&](NodeId start) { return copy(root, g, bytes, start); }));
         }
         break;
@@ -454,7 +465,7 @@ class Replay {
         // group of G NCCL calls, then CommSync on every GPU in turn; the update on GPU0.
         // One GPU: no NCCL call and no CommSync, only the empty CPU-priority op.
         const int calls = ranks_ > 1 ? ranks_ : 0;
-        const NodeId reduced = engine_op(*nccl_ops_, ready, calls, calls, [&](NodeId start) {
+        const NodeId reduced = engine_op(*nccl_ops_, draws_.process(0), ready, calls, calls, [&](NodeId start) {
           return calls > 0 ? append_schedule(schedule_for(bytes, 0, coll::Collective::Reduce), start) : start;
         });
         const NodeId updated = update_op(0, t, {reduced});
@@ -462,7 +473,7 @@ class Replay {
           deliver(0, local_copy_op(0, t, {updated}));
           break;
         }
-        const NodeId broadcast = engine_op(*nccl_ops_, {updated}, calls, calls, [&](NodeId start) {
+        const NodeId broadcast = engine_op(*nccl_ops_, draws_.process(0), {updated}, calls, calls, [&](NodeId start) {
           return append_schedule(schedule_for(bytes, 0, coll::Collective::Broadcast), start);
         });
         for (int r = 0; r < compute_ranks_; ++r) deliver(r, broadcast);
@@ -613,6 +624,7 @@ class Replay {
     std::vector<double> ends;
     for (const IterationNodes& it : iterations_) ends.push_back(max_end(it.ends));
     result.iteration_s = n > 1 ? (ends.back() - ends.front()) / (n - 1) : ends.back();
+    for (size_t k = 1; k < ends.size(); ++k) result.iteration_times_s.push_back(ends[k] - ends[k - 1]);
     // The study's split (nvprof on MXNet): FP+BP is the time the GPU computes forward and backward
     // kernels; WU the gradient exchange and weight updates from the end of backward to the last
     // new weights on the GPU (what backward did not hide). Rank 0's GPU waiting for its next
@@ -667,6 +679,7 @@ class Replay {
   std::deque<HostThreadPool> compute_pools_, copy_pools_;
   std::optional<HostThreadPool> nccl_ops_;
   int compute_ranks_ = 1;
+  VariabilityDraws draws_;  // this iteration's factors (all 1 unless the run samples)
   std::vector<double> tensor_bytes_;
   std::vector<int> reducer_;
   std::vector<compute::LayerTimes> layer_times_;

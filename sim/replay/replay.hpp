@@ -34,10 +34,12 @@
 // the slowdown of the other reducer GPUs' kernels by the reductions they run.
 // Iterations are simulated back to back; the steady-state iteration time is the mean spacing of
 // the ends of iterations 2..N (the first warms the pipeline: it has no previous update to wait
-// for). Call replay_iterations in a process of its own: SimGrid allows one engine per process
+// for). A sampled run (ReplaySetup::samples) draws each iteration's times from the machine's
+// variability, so each iteration after the first is one sample of the iteration time. Call replay_iterations in a process of its own: SimGrid allows one engine per process
 // (experiment.hpp forks one per configuration).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,11 @@ struct ReplaySetup {
   wl::AllreduceModel allreduce;              // how allreduce methods group gradients
   std::string protocol = "auto";             // NCCL protocol: auto, ll, ll128, simple, ideal
   int iterations = 4;
+  // Sampled variability (docs/variability.md): with samples > 0 every iteration draws its
+  // factors from the machine's distributions (VariabilityDraws) with `seed`; 0 keeps every time
+  // as modelled.
+  int samples = 0;
+  std::uint64_t seed = 1;
   bool record_timeline = false;              // fill ReplayResult::timeline
 };
 
@@ -120,6 +127,9 @@ struct ReplayResult {
   double overlap_s = 0;
   double compute_s = 0;       // rank 0's kernels of one iteration, alone (no communication)
   double exposed_comm_s = 0;  // iteration_s - compute_s, at least 0
+  // Each iteration after the first: the time from the previous iteration's end to its own (the
+  // samples of a sampled run; iteration_s is their mean).
+  std::vector<double> iteration_times_s;
   long activities = 0;        // SimGrid activities started
   int simulated_compute_gpus = 0;
   std::vector<LinkLoad> link_loads;  // links that carried gradient bytes

@@ -73,7 +73,9 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.comm = c.comm;
   setup.allreduce = allreduce_of(e, framework);
   setup.protocol = e.protocol;
-  setup.iterations = e.iterations;
+  setup.iterations = e.samples > 0 ? e.samples + 1 : e.iterations;  // the first warms up
+  setup.samples = e.samples;
+  setup.seed = e.seed;
   setup.record_timeline = e.record_timeline;
 }
 

@@ -53,16 +53,6 @@ TEST(HostThreads, AnOperationWaitsForAFreeThread) {
   EXPECT_EQ(pool_ends(0), "1 1 1 ");  // no pool: nobody waits
 }
 
-// A shipped framework file (mxnet.yaml unless named) with one host cost replaced.
-std::string framework_with(const std::string& key, const std::string& value,
-                           const std::string& framework = "mxnet") {
-  const wl::FrameworkConfig shipped = wl::load_framework(framework);
-  std::ifstream in(shipped.file);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  text = std::regex_replace(text, std::regex("\n  " + key + ": [^\n]*"), "\n  " + key + ": " + value);
-  return testing::write_temp_file(framework + "-" + key + ".yaml", text);
-}
-
 ResultRow run_one(const Experiment& e) {
   const auto rows = run_experiment(e);
   EXPECT_EQ(rows.size(), 1u);
@@ -82,7 +72,7 @@ TEST(HostModel, APythonBoundIterationTakesThePythonThreadsWork) {
   // 0.1 s per key dwarfs LeNet's GPU work: the iteration is the Python thread's program,
   // keys x python_per_key (+ its microseconds of per-GPU work and metric sync).
   Experiment e = lenet_on(1);
-  e.framework = framework_with("python_per_key", "{value: 100 ms, fitted: true, range: [0 s, 1 s]}");
+  e.framework = testing::framework_file_with("python_per_key", "{value: 100 ms, fitted: true, range: [0 s, 1 s]}");
   e.without = {"input"};
   const int keys = 8;  // lenet: conv1, conv2, fc1, fc2, weights and biases
   EXPECT_NEAR(run_one(e).iteration_s / (keys * 0.1), 1.0, 1e-3);
@@ -125,7 +115,7 @@ TEST(HostModel, ADecodeBoundIterationTakesTheDecodeThreadsTime) {
 
 // pytorch-ddp.yaml with `engine_op` (per operator dispatch) and `stream_sync` set, no launch cost.
 std::string pytorch_with(const std::string& engine_op, const std::string& stream_sync) {
-  const std::string once = framework_with("engine_op", engine_op, "pytorch-ddp");
+  const std::string once = testing::framework_file_with("engine_op", engine_op, "pytorch-ddp");
   std::ifstream in(once);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text = std::regex_replace(text, std::regex("\n  stream_sync: [^\n]*"), "\n  stream_sync: " + stream_sync);
@@ -159,9 +149,9 @@ TEST(HostModel, WithoutPerOperationSyncsASyncCostNeverShows) {
   EXPECT_NEAR(with_costly_sync / run_one(e).iteration_s, 1.0, 1e-9);
   Experiment mxnet = lenet_on(1);
   mxnet.without = {"host", "input"};
-  mxnet.framework = framework_with("stream_sync", "1 ms");
+  mxnet.framework = testing::framework_file_with("stream_sync", "1 ms");
   const double mxnet_costly = run_one(mxnet).iteration_s;
-  mxnet.framework = framework_with("stream_sync", "0 us");
+  mxnet.framework = testing::framework_file_with("stream_sync", "0 us");
   EXPECT_GT(mxnet_costly - run_one(mxnet).iteration_s, 5e-3);  // a sync per segment and per op
 }
 
@@ -176,9 +166,9 @@ TEST(HostModel, PyTorchReadsTheLossBeforeItIssuesBackward) {
     e.batches = {16};
     e.comms = {"nccl"};
     e.without = {"input"};
-    e.framework = framework_with("metric_sync", "50 ms", framework);
+    e.framework = testing::framework_file_with("metric_sync", "50 ms", framework);
     const double slow = run_one(e).iteration_s;
-    e.framework = framework_with("metric_sync", "0 us", framework);
+    e.framework = testing::framework_file_with("metric_sync", "0 us", framework);
     return slow - run_one(e).iteration_s;
   };
   EXPECT_NEAR(added_by_a_slow_read("pytorch-ddp"), 0.050, 0.001);
@@ -191,7 +181,7 @@ TEST(HostModel, SameInputSameOutput) {
 }
 
 TEST(FrameworkFile, AFittedValueOutsideItsRangeIsAnErrorNamingTheLine) {
-  const std::string path = framework_with("engine_op", "{value: 90 us, fitted: true, range: [5.8 us, 50 us]}");
+  const std::string path = testing::framework_file_with("engine_op", "{value: 90 us, fitted: true, range: [5.8 us, 50 us]}");
   const std::string message = testing::config_error_of([&] { wl::load_framework(path); });
   EXPECT_NE(message.find(path + ":"), std::string::npos) << message;
   EXPECT_NE(message.find("outside its range"), std::string::npos) << message;
@@ -199,10 +189,10 @@ TEST(FrameworkFile, AFittedValueOutsideItsRangeIsAnErrorNamingTheLine) {
 
 TEST(FrameworkFile, UnknownKeysAndBadValuesAreErrors) {
   EXPECT_NE(testing::config_error_of([] {
-              wl::load_framework(framework_with("stream_sync", "-3 us"));
+              wl::load_framework(testing::framework_file_with("stream_sync", "-3 us"));
             }).find("stream_sync"),
             std::string::npos);
-  const std::string typo = framework_with("kernel_launch", "4.83 us\n  kernel_lunch: 1 us");
+  const std::string typo = testing::framework_file_with("kernel_launch", "4.83 us\n  kernel_lunch: 1 us");
   EXPECT_NE(testing::config_error_of([&] { wl::load_framework(typo); }).find("kernel_lunch"),
             std::string::npos);
 }

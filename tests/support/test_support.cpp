@@ -6,7 +6,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <sys/wait.h>
+
+#include "workloads/src/framework.hpp"
 
 namespace gpuscale::testing {
 
@@ -17,6 +21,15 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   const auto path = dir / name;
   std::ofstream(path) << text;
   return path.string();
+}
+
+std::string framework_file_with(const std::string& key, const std::string& value,
+                                const std::string& framework) {
+  const wl::FrameworkConfig shipped = wl::load_framework(framework);
+  std::ifstream in(shipped.file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = std::regex_replace(text, std::regex("\n  " + key + ": [^\n]*"), "\n  " + key + ": " + value);
+  return write_temp_file(framework + "-" + key + ".yaml", text);
 }
 
 CommandResult run_command(const std::string& command) {

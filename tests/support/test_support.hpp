@@ -10,6 +10,11 @@ namespace gpuscale::testing {
 // Writes `text` to a fresh file named `name` in a per-process temporary folder; returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 
+// A shipped framework file (workloads/frameworks/FRAMEWORK.yaml) with the value of one
+// indented key (a host cost, ...) replaced, written by write_temp_file; returns its path.
+std::string framework_file_with(const std::string& key, const std::string& value,
+                                const std::string& framework = "mxnet");
+
 // Runs a shell command; returns its exit status and what it printed on stdout and stderr.
 struct CommandResult {
   int status = 0;

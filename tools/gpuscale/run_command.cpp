@@ -67,7 +67,21 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   if (given("--profile")) e.profile = f.profile;
   if (given("--framework")) e.framework = f.framework;
   if (given("--without")) e.without = f.without;
-  if (given("--iterations")) e.iterations = f.iterations;
+  if (given("--iterations")) {
+    e.iterations = f.iterations;
+    e.samples = 0;
+  }
+  if (given("--samples")) {
+    e.samples = f.samples;
+    e.iterations = sim::Experiment{}.iterations;
+  }
+  if (given("--seed")) {
+    if (e.samples == 0) {
+      throw ConfigError(Origin{"--seed", 0}, "--seed only matters with --samples (or an "
+                                             "experiment's samples): add it or drop --seed");
+    }
+    e.seed = f.seed;
+  }
   e.record_timeline = !o.trace.empty() || !o.events.empty();
   return e;
 }
@@ -111,6 +125,11 @@ std::string events_csv(const std::vector<sim::ResultRow>& rows) {
   return out;
 }
 
+// Whether the run sampled variability (--samples): every row did, or none.
+bool sampled(const std::vector<sim::ResultRow>& rows) {
+  return !rows.empty() && rows.front().spread.samples > 0;
+}
+
 nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const sim::ResultRow& r : rows) {
@@ -140,6 +159,14 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
                        {"fits_memory", r.fits_memory()},
                        {"link_utilisation", links},
                        {"simulated_activities", r.activities}});
+    if (const sim::IterationSpread& s = r.spread; s.samples > 0) {
+      results.back()["variability"] = {
+          {"samples", s.samples},
+          {"iteration_s", {{"mean", s.mean_s}, {"p10", s.p10_s}, {"p50", s.p50_s}, {"p90", s.p90_s}}},
+          {"speedup", {{"p10", s.speedup_p10}, {"p50", s.speedup_p50}, {"p90", s.speedup_p90}}},
+          {"efficiency", {{"p10", s.speedup_p10 / r.gpus}, {"p50", s.speedup_p50 / r.gpus},
+                          {"p90", s.speedup_p90 / r.gpus}}}};
+    }
   }
   return {{"results", results}};
 }
@@ -148,15 +175,51 @@ std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   std::string out =
       "topology,workload,comm,exchange,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
       "throughput_img_s,fpbp_s,wu_s,input_wait_s,rest_s,overlap_s,exposed_comm_s,"
-      "memory_gpu0_gb,memory_max_other_gb,gpu_memory_gb,fits_memory\n";
+      "memory_gpu0_gb,memory_max_other_gb,gpu_memory_gb,fits_memory";
+  const bool with_spread = sampled(rows);
+  out += with_spread ? ",samples,iteration_p10_s,iteration_p50_s,iteration_p90_s,speedup_p10,"
+                       "speedup_p50,speedup_p90\n"
+                     : "\n";
   const auto g = [](double v, int digits) { return fmt::format("{:.{}g}", v, digits); };
   for (const sim::ResultRow& r : rows) {
-    out += csv_record({r.topology, r.workload, r.comm, r.exchange, std::to_string(r.gpus),
-                       std::to_string(r.batch), r.scaling, g(r.iteration_s, 9), g(r.epoch_s, 9),
-                       g(r.setup_s, 9), g(r.speedup, 6), g(r.throughput_img_s, 6), g(r.fpbp_s, 9),
-                       g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.rest_s, 9), g(r.overlap_s, 9),
-                       g(r.exposed_comm_s, 9), g(r.memory_gpu0_gb, 4), g(r.memory_max_other_gb, 4),
-                       g(r.gpu_memory_gb, 4), r.fits_memory() ? "true" : "false"});
+    std::vector<std::string> fields = {
+        r.topology, r.workload, r.comm, r.exchange, std::to_string(r.gpus),
+        std::to_string(r.batch), r.scaling, g(r.iteration_s, 9), g(r.epoch_s, 9),
+        g(r.setup_s, 9), g(r.speedup, 6), g(r.throughput_img_s, 6), g(r.fpbp_s, 9),
+        g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.rest_s, 9), g(r.overlap_s, 9),
+        g(r.exposed_comm_s, 9), g(r.memory_gpu0_gb, 4), g(r.memory_max_other_gb, 4),
+        g(r.gpu_memory_gb, 4), r.fits_memory() ? "true" : "false"};
+    if (with_spread) {
+      const sim::IterationSpread& s = r.spread;
+      for (const std::string& field :
+           {std::to_string(s.samples), g(s.p10_s, 9), g(s.p50_s, 9), g(s.p90_s, 9),
+            g(s.speedup_p10, 6), g(s.speedup_p50, 6), g(s.speedup_p90, 6)}) {
+        fields.push_back(field);
+      }
+    }
+    out += csv_record(fields);
+  }
+  return out;
+}
+
+// The sampled iteration times and the speedups and efficiencies they give, a row per
+// configuration.
+std::string spread_table(const std::vector<sim::ResultRow>& rows) {
+  static constexpr const char* kHeader = "{:<13} {:<18} {:>4} {:>5} {:>9} {:>9} {:>9} {:>9} "
+                                         "{:>8} {:>8} {:>8} {:>9}\n";
+  static constexpr const char* kRow = "{:<13} {:<18} {:>4} {:>5} {:>9.2f} {:>9.2f} {:>9.2f} "
+                                      "{:>9.2f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.1f}\n";
+  std::string out = fmt::format(kHeader, "workload", "comm", "gpus", "batch", "mean ms", "p10 ms",
+                                "p50 ms", "p90 ms", "spd p10", "spd p50", "spd p90", "eff p50 %");
+  std::string previous;
+  for (const sim::ResultRow& r : rows) {
+    const std::string group = r.topology + r.workload + r.comm;
+    if (!previous.empty() && group != previous) out += "\n";
+    previous = group;
+    const sim::IterationSpread& s = r.spread;
+    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, s.mean_s * 1e3, s.p10_s * 1e3,
+                       s.p50_s * 1e3, s.p90_s * 1e3, s.speedup_p10, s.speedup_p50, s.speedup_p90,
+                       100 * s.speedup_p50 / r.gpus);
   }
   return out;
 }
@@ -237,6 +300,10 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     }
   });
   check_memory(rows, o.strict);
+  if (sampled(rows) && !rows.front().spread.machine_varies) {
+    warning("the machine names no variability, so every sample is the same: add a "
+            "`variability:` section to its file (docs/variability.md)");
+  }
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
   if (o.format == "json") {
@@ -253,6 +320,13 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     std::vector<const sim::ResultRow*> listed;
     for (const sim::ResultRow& r : rows) listed.push_back(&r);
     out += exchange_legend(listed) + "\n" + results_table(rows);
+    if (sampled(rows)) {
+      out += fmt::format("\nvariability: {} sampled iterations per configuration, seed {} "
+                         "(docs/variability.md); spd = speedup against the mean of 1 GPU, eff = "
+                         "spd / gpus\n\n",
+                         rows.front().spread.samples, experiment.seed);
+      out += spread_table(rows);
+    }
   }
   if (!o.trace.empty()) write_output_file(o.trace, trace_of(rows), Origin{"--trace", 0});
   if (!o.events.empty()) write_output_file(o.events, events_csv(rows), Origin{"--events", 0});
@@ -317,8 +391,17 @@ void add_run_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember(sim::mechanism_names()));
   cmd->add_option("--profile", e.profile, "Measured per-layer times (docs/compute-model.md)");
-  cmd->add_option("--iterations", e.iterations, "Iterations simulated (the first warms up)")
-      ->check(CLI::Range(2, 100))
+  auto* iterations =
+      cmd->add_option("--iterations", e.iterations, "Iterations simulated (the first warms up)")
+          ->check(CLI::Range(2, 100))
+          ->capture_default_str();
+  cmd->add_option("--samples", e.samples,
+                  "Sample the machine's variability (docs/variability.md): iterations simulated "
+                  "after a warm-up one, each drawn anew; prints the mean and 10th, 50th and 90th "
+                  "percentiles")
+      ->check(CLI::Range(1, sim::kMaxSamples))
+      ->excludes(iterations);
+  cmd->add_option("--seed", e.seed, "The seed of --samples' draws: same seed, same output")
       ->capture_default_str();
   cmd->add_option("--set", e.topology_overrides, "Override a value of the machine: KEY.PATH=VALUE")
       ->allow_extra_args(false);

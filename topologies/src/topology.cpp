@@ -48,6 +48,7 @@ Topology Topology::build(const TopologyConfig& config) {
   t.description_ = config.description;
   t.file_ = config.file;
   t.routing_ = config.routing;
+  t.variability_ = config.variability;
   t.devices_ = std::move(machine.devices);
   t.links_ = std::move(machine.links);
   t.fabric_ = std::move(machine.fabric);

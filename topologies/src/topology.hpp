@@ -72,6 +72,7 @@ class Topology {
   const std::string& description() const { return description_; }
   const std::string& file() const { return file_; }
   RoutingMode default_routing() const { return routing_; }
+  const MachineVariability& variability() const { return variability_; }
 
   const std::vector<Device>& devices() const { return devices_; }
   const std::vector<Link>& links() const { return links_; }
@@ -89,6 +90,7 @@ class Topology {
  private:
   std::string name_, description_, file_;
   RoutingMode routing_ = RoutingMode::Direct;
+  MachineVariability variability_;
   std::vector<Device> devices_;
   std::vector<Link> links_;
   std::vector<int> gpus_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/distribution.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 
@@ -80,6 +81,13 @@ struct ClusterConfig {
   FatTreeConfig network;
 };
 
+// How the machine's times vary from iteration to iteration (docs/variability.md), each a
+// factor drawn per rank and iteration when a run samples (`gpuscale run --samples`).
+struct MachineVariability {
+  Distribution compute;  // a GPU's forward and backward kernels of one iteration
+  Distribution host;     // a host thread's work for one GPU (or one process) in one iteration
+};
+
 struct TopologyConfig {
   std::string name;
   std::string description;
@@ -91,6 +99,7 @@ struct TopologyConfig {
   // Set for a cluster: `devices`/`links` then hold the node template, and the expander builds
   // the whole machine from it.
   std::optional<ClusterConfig> cluster;
+  MachineVariability variability;
 };
 
 }  // namespace gpuscale::topo

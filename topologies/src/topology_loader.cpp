@@ -263,9 +263,20 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfi
   return c;
 }
 
+MachineVariability read_variability(const ConfigNode& node) {
+  MapReader r(node, "variability", {"compute", "host"});
+  MachineVariability v;
+  if (const ConfigNode* compute = r.find("compute")) {
+    v.compute = read_distribution(*compute, "variability.compute");
+  }
+  if (const ConfigNode* host = r.find("host")) v.host = read_distribution(*host, "variability.host");
+  return v;
+}
+
 TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
   MapReader r(doc, "topology",
-              {"name", "description", "routing", "link_kinds", "devices", "links", "cluster"});
+              {"name", "description", "routing", "link_kinds", "devices", "links", "cluster",
+               "variability"});
   TopologyConfig t;
   t.file = path;
   t.name = r.name("name", "my-machine");
@@ -285,6 +296,9 @@ TopologyConfig read_topology(const ConfigNode& doc, const std::string& path) {
   }
   if (const ConfigNode* cluster = r.find("cluster")) {
     t.cluster = read_cluster(*cluster, t.devices, t.link_kinds);
+  }
+  if (const ConfigNode* variability = r.find("variability")) {
+    t.variability = read_variability(*variability);
   }
   return t;
 }
