@@ -39,7 +39,7 @@ struct Settings {
   double work_us = 2000;
   int runs = 3000;
   int load_threads = -1;  // -1: every other hardware thread
-  int quantiles = 21;     // listed at probabilities 0, 1/20, ..., 1
+  int quantiles = 101;    // listed at probabilities 0, 1/100, ..., 1
   std::string yaml;
 };
 
