@@ -79,7 +79,7 @@ struct Limits {
   std::string_view largest_text;
 };
 
-constexpr Limits kSizeLimits{"size", "16 GB", 1, "one byte", 0x1p60, "1 EiB"};
+constexpr Limits kSizeLimits{"size", "16 GB", 1, "one byte", kMaxBytes, "1 EiB"};
 constexpr Limits kTimeLimits{"time", "0.7 us", 1e-12, "1 ps", 86400, "a day"};
 constexpr Limits kBandwidthLimits{"bandwidth", "25 GB/s", 1, "1 B/s", 1e18, "1 EB/s"};
 constexpr Limits kFlopRateLimits{"FLOP rate", "15.7 TFLOP/s", 1, "1 FLOP/s", 1e21,

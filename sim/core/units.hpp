@@ -39,6 +39,7 @@ struct Hertz {
 // within each quantity's limits: 1 byte .. 1 EiB, 1 ps .. a day, 1 B/s .. 1 EB/s,
 // 1 FLOP/s .. 1 ZFLOP/s, 1 Hz .. 1 THz.
 Bytes parse_bytes(std::string_view text);
+inline constexpr double kMaxBytes = 0x1p60;  // 1 EiB: the largest size any input may give
 Seconds parse_seconds(std::string_view text);
 BytesPerSecond parse_bandwidth(std::string_view text);
 FlopsPerSecond parse_flop_rate(std::string_view text);  // "15.7 TFLOP/s" or "125 TFLOPS"

@@ -223,21 +223,25 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
       const Configuration one{row.workload, row.comm, row.batch, 1};
       one_gpu_epoch[key] = result_row_of(e, one, run_isolated([&] { return simulate_configuration(e, one); })).epoch_s;
     }
-    const double base = one_gpu_epoch[key];
-    // Weak scaling: G GPUs do G times the work; speedup is the throughput ratio.
-    row.speedup = e.scaling == Scaling::Strong ? base / row.epoch_s : base * row.gpus / row.epoch_s;
-    if (IterationSpread& s = row.spread; s.samples > 0) {
-      // The speedup of an epoch whose iterations all took `iteration_s`.
-      const double iterations = (row.epoch_s - row.setup_s) / row.iteration_s;
-      const auto speedup_at = [&](double iteration_s) {
-        return row.speedup * row.epoch_s / (row.setup_s + iteration_s * iterations);
-      };
-      s.speedup_p10 = speedup_at(s.p90_s);
-      s.speedup_p50 = speedup_at(s.p50_s);
-      s.speedup_p90 = speedup_at(s.p10_s);
-    }
+    set_speedup(row, e.scaling, one_gpu_epoch[key]);
   }
   return rows;
+}
+
+void set_speedup(ResultRow& row, Scaling scaling, double one_gpu_epoch_s) {
+  // Weak scaling: G GPUs do G times the work; speedup is the throughput ratio.
+  row.speedup = scaling == Scaling::Strong ? one_gpu_epoch_s / row.epoch_s
+                                           : one_gpu_epoch_s * row.gpus / row.epoch_s;
+  IterationSpread& s = row.spread;
+  if (s.samples == 0) return;
+  // The speedup of an epoch whose iterations all took `iteration_s`.
+  const double iterations = (row.epoch_s - row.setup_s) / row.iteration_s;
+  const auto speedup_at = [&](double iteration_s) {
+    return row.speedup * row.epoch_s / (row.setup_s + iteration_s * iterations);
+  };
+  s.speedup_p10 = speedup_at(s.p90_s);
+  s.speedup_p50 = speedup_at(s.p50_s);
+  s.speedup_p90 = speedup_at(s.p10_s);
 }
 
 }  // namespace gpuscale::sim

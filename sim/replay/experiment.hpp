@@ -154,6 +154,10 @@ std::string simulate_configuration(const Experiment& experiment, const Configura
 ResultRow result_row_of(const Experiment& experiment, const Configuration& config,
                         const std::string& simulated);
 
+// Sets row.speedup against the epoch of the same method, workload and batch on one GPU (weak
+// scaling: the throughput ratio), and a sampled row's speedup percentiles (IterationSpread).
+void set_speedup(ResultRow& row, Scaling scaling, double one_gpu_epoch_s);
+
 // Throws ConfigError when a GPU count of the experiment does not fit its machine, naming where
 // the count is written: run_experiment checks this before it simulates anything.
 void check_gpu_counts(const Experiment& experiment);

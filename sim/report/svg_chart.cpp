@@ -132,12 +132,35 @@ std::string line_legend_svg(const std::vector<LineSeries>& series) {
   return out;
 }
 
+// A series' band: the polygon along the highs left to right and back along the lows, shaded;
+// a lone point's interval is a vertical bar.
+template <class XPixels>
+std::string band_svg(const LineSeries& s, XPixels x_px, const YAxis& y_axis) {
+  if (s.points.size() == 1) {
+    const double x = x_px(s.points[0].first);
+    return fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                       "stroke-width=\"6\" stroke-opacity=\"0.25\"/>\n",
+                       x, y_axis.px(s.band[0].first), x, y_axis.px(s.band[0].second), s.colour);
+  }
+  std::string points;
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    points += fmt::format("{:.1f},{:.1f} ", x_px(s.points[i].first), y_axis.px(s.band[i].second));
+  }
+  for (size_t i = s.points.size(); i-- > 0;) {
+    points += fmt::format("{:.1f},{:.1f} ", x_px(s.points[i].first), y_axis.px(s.band[i].first));
+  }
+  points.pop_back();
+  return fmt::format("<polygon points=\"{}\" fill=\"{}\" fill-opacity=\"0.2\" stroke=\"none\"/>\n",
+                     points, s.colour);
+}
+
 }  // namespace
 
 std::string render_svg(const LineChart& chart) {
   double max = 0;
   for (const LineSeries& s : chart.series) {
     for (const auto& [x, y] : s.points) max = std::max(max, y);
+    for (const auto& [low, high] : s.band) max = std::max(max, high);
   }
   const YAxis y_axis(max);
   const double slot =
@@ -152,6 +175,7 @@ std::string render_svg(const LineChart& chart) {
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
                      (kLeft + kRight) / 2, kBottom + 38, xml_escape(chart.x_label));
   for (const LineSeries& s : chart.series) {
+    if (s.band.size() == s.points.size() && !s.points.empty()) out += band_svg(s, x_px, y_axis);
     if (s.line && s.points.size() > 1) {
       std::string points;
       for (const auto& [x, y] : s.points)

@@ -1,5 +1,5 @@
 // Two small chart types written as SVG text (no plotting library is available): lines over
-// categories (GPU counts) and grouped, stacked bars. Each has a title, a y axis from 0 with
+// categories (GPU counts), optionally with a shaded band per line, and grouped, stacked bars. Each has a title, a y axis from 0 with
 // rounded ticks, and a legend on the right; the canvas widens for long labels and titles.
 // Numbers are printed with fixed decimals, so the same data gives the same bytes.
 #pragma once
@@ -18,6 +18,9 @@ struct LineSeries {
   bool line = true;  // false: markers only
   Marker marker = Marker::Circle;
   std::vector<std::pair<int, double>> points;  // (category index, y)
+  // Optional: each point's (low, high), drawn as a shaded band of the line's colour (an
+  // interval of sampled runs); empty, or one per point.
+  std::vector<std::pair<double, double>> band;
 };
 
 struct LineChart {

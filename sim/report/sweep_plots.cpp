@@ -43,21 +43,24 @@ LineChart scaling_chart(const FigureGroup& group, bool efficiency) {
                   efficiency ? "speedup / GPUs (%)" : "speedup",
                   {},
                   {}};
-  LineSeries ideal{"ideal", "#999999", true, true, Marker::None, {}};
+  LineSeries ideal{"ideal", "#999999", true, true, Marker::None, {}, {}};
   for (size_t i = 0; i < group.gpus.size(); ++i) {
     chart.categories.push_back(std::to_string(group.gpus[i]));
     ideal.points.emplace_back(static_cast<int>(i), efficiency ? 100.0 : group.gpus[i]);
   }
   chart.series.push_back(ideal);
   for (size_t si = 0; si < group.series.size(); ++si) {
-    LineSeries line{group.series[si].label, colour(si), false, true, Marker::Circle, {}};
+    LineSeries line{group.series[si].label, colour(si), false, true, Marker::Circle, {}, {}};
     for (size_t i = 0; i < group.gpus.size(); ++i) {
       const sweep::SweepRow* row = row_at(group.series[si], group.gpus[i]);
       if (row == nullptr || row->result.speedup <= 0) continue;
-      const double speedup = row->result.speedup;
-      line.points.emplace_back(static_cast<int>(i),
-                               efficiency ? 100 * speedup / group.gpus[i] : speedup);
+      const double scale = efficiency ? 100.0 / group.gpus[i] : 1.0;
+      line.points.emplace_back(static_cast<int>(i), scale * row->result.speedup);
+      if (const sim::IterationSpread& s = row->result.spread; s.samples > 0) {
+        line.band.emplace_back(scale * s.speedup_p10, scale * s.speedup_p90);
+      }
     }
+    if (line.band.size() != line.points.size()) line.band.clear();
     chart.series.push_back(line);
   }
   return chart;

@@ -121,6 +121,7 @@ std::string run_hash(const Run& run, const std::string& build_fingerprint) {
   };
   h.add(std::to_string(e.images)).add(override_text(e.fusion_mb));
   h.add(override_text(e.fusion_cycle_ms)).add(std::to_string(e.iterations));
+  h.add(std::to_string(e.samples)).add(std::to_string(e.seed));
   h.add(e.decode_threads ? std::to_string(*e.decode_threads) : std::string("framework"));
   h.add(e.profile.empty() ? "" : file_bytes(e.profile));
   h.add(file_bytes(wl::shipped_frameworks().resolve(e.framework, "", Origin{})));

@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <map>
 #include <system_error>
+#include <utility>
 
 #include "sim/core/csv.hpp"
 #include "sim/core/output_file.hpp"
@@ -64,12 +66,14 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
     const sim::Experiment& e = r.experiment;
     out += fmt::format("  - {{index: {}, hash: {}, machine: {}, workload: {}, comm: {}, routing: {}, "
                        "fusion_mb: {:g}, protocol: {}, decode_threads: {}, scaling: {}, images: {}, "
-                       "batch: {}, gpus: {}, iterations: {}{}}}\n",
+                       "batch: {}, gpus: {}, {}{}}}\n",
                        i, run_hashes[i], quoted(r.machine.label), quoted(r.config.workload),
                        r.config.comm, routing_of(e), sim::allreduce_buffer_mb(e), e.protocol,
                        sim::decode_threads_of(e),
                        e.scaling == sim::Scaling::Weak ? "weak" : "strong", e.images, r.config.batch,
-                       r.config.gpus, e.iterations,
+                       r.config.gpus,
+                       e.samples > 0 ? fmt::format("samples: {}, seed: {}", e.samples, e.seed)
+                                     : fmt::format("iterations: {}", e.iterations),
                        e.profile.empty() ? "" : ", profile: " + quoted(e.profile));
   }
   return out;
@@ -125,7 +129,7 @@ JsonRow row_json(const SweepRow& row) {
     links[kind] = {{"max", u.max}, {"mean", u.mean}};
     max_use = std::max(max_use, u.max);
   }
-  return {{"index", row.index},
+  ordered_json json = {{"index", row.index},
           {"hash", row.hash},
           {"machine", row.run.machine.label},
           {"topology", r.topology},
@@ -157,10 +161,26 @@ JsonRow row_json(const SweepRow& row) {
           {"fits_memory", r.fits_memory()},
           {"max_link_utilisation", max_use},
           {"link_utilisation", links}};
+  if (const sim::IterationSpread& s = r.spread; s.samples > 0) {
+    json["samples"] = s.samples;
+    for (const auto& [key, value] : std::initializer_list<std::pair<const char*, double>>{
+             {"iteration_p10_s", s.p10_s}, {"iteration_p50_s", s.p50_s},
+             {"iteration_p90_s", s.p90_s}, {"speedup_p10", s.speedup_p10},
+             {"speedup_p50", s.speedup_p50}, {"speedup_p90", s.speedup_p90}}) {
+      json[key] = value;
+    }
+  }
+  return json;
 }
 
+// The columns a sampled study's rows add (row_json), in results.csv's order.
+const std::vector<std::string> kSpreadColumns = {"samples",         "iteration_p10_s",
+                                                 "iteration_p50_s", "iteration_p90_s",
+                                                 "speedup_p10",     "speedup_p50",
+                                                 "speedup_p90"};
+
 std::string rows_csv(const std::vector<JsonRow>& rows) {
-  static const std::vector<std::string> columns = {
+  std::vector<std::string> columns = {
       "index", "hash", "machine", "topology", "workload", "comm", "exchange", "routing",
       "fusion_mb", "protocol",
       "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup",
@@ -168,6 +188,9 @@ std::string rows_csv(const std::vector<JsonRow>& rows) {
       "exposed_comm_s",
       "memory_gpu0_gb", "memory_max_other_gb", "gpu_memory_gb", "fits_memory",
       "max_link_utilisation"};
+  if (!rows.empty() && rows.front().contains("samples")) {
+    columns.insert(columns.end(), kSpreadColumns.begin(), kSpreadColumns.end());
+  }
   std::string out = csv_record(columns);
   for (const JsonRow& row : rows) {
     std::vector<std::string> cells;

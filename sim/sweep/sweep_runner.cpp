@@ -54,12 +54,6 @@ Run on_one_gpu(Run run) {
   return run;
 }
 
-double speedup_of(const Run& run, double epoch_s, double one_gpu_epoch_s) {
-  // Weak scaling: G GPUs do G times the work; speedup is the throughput ratio.
-  const bool weak = run.experiment.scaling == sim::Scaling::Weak;
-  return weak ? one_gpu_epoch_s * run.config.gpus / epoch_s : one_gpu_epoch_s / epoch_s;
-}
-
 }  // namespace
 
 std::string describe(const Run& run) {
@@ -153,7 +147,7 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
     const Run one_gpu = on_one_gpu(run);
     const sim::ResultRow base =
         sim::result_row_of(one_gpu.experiment, one_gpu.config, result_of_hash[one_gpu_hash]);
-    row.result.speedup = speedup_of(run, row.result.epoch_s, base.epoch_s);
+    sim::set_speedup(row.result, run.experiment.scaling, base.epoch_s);
     outcome.rows.push_back(std::move(row));
   }
   return outcome;

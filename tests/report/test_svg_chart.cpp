@@ -16,9 +16,9 @@ using ::testing::HasSubstr;
 LineChart speedup_chart() {
   LineChart chart{"lenet: speedup <P2P & NCCL>", "GPUs", "speedup", {"1", "2", "4", "8"}, {}};
   chart.series.push_back(
-      {"ideal", "#999999", true, true, Marker::None, {{0, 1}, {1, 2}, {2, 4}, {3, 8}}});
-  chart.series.push_back(
-      {"p2p", "#1f77b4", false, true, Marker::Circle, {{0, 1}, {1, 1.8}, {3, 5.5}}});
+      {"ideal", "#999999", true, true, Marker::None, {{0, 1}, {1, 2}, {2, 4}, {3, 8}}, {}});
+  chart.series.push_back({"p2p", "#1f77b4", false, true, Marker::Circle,
+                          {{0, 1}, {1, 1.8}, {3, 5.5}}, {{1, 1}, {1.7, 1.9}, {5.0, 9.5}}});
   return chart;
 }
 
@@ -42,6 +42,18 @@ TEST(SvgChart, LineChartIsWellFormedTheSameBytesAndEscapesText) {
   EXPECT_THAT(svg, HasSubstr("lenet: speedup &lt;P2P &amp; NCCL&gt;"));
   EXPECT_THAT(svg, HasSubstr(">p2p</text>"));
   EXPECT_THAT(svg, HasSubstr("stroke-dasharray"));  // the dashed ideal line
+}
+
+TEST(SvgChart, ABandShadesEachLinesIntervalAndRaisesTheAxis) {
+  const std::string svg = render_svg(speedup_chart());
+  // One polygon for p2p's band (the ideal line has none), in p2p's colour, shaded.
+  EXPECT_THAT(svg, HasSubstr("<polygon points=\""));
+  EXPECT_THAT(svg, HasSubstr("fill=\"#1f77b4\" fill-opacity=\"0.2\""));
+  // The band's top, 9.5, lies above every line's points (8 at most): the axis makes room.
+  LineChart without = speedup_chart();
+  without.series[1].band.clear();
+  EXPECT_THAT(render_svg(without), ::testing::Not(HasSubstr("fill-opacity=\"0.2\"")));
+  EXPECT_NE(render_svg(without), svg);
 }
 
 TEST(SvgChart, StackedBarsDrawOneRectanglePerSegment) {

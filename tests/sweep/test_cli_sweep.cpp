@@ -60,6 +60,46 @@ TEST(CliSweep, RunsTheCrossProductInStudyOrderWithSpeedups) {
   EXPECT_NE(read_file(fs::path(out) / "study.yaml").find("dgx1-no-01"), std::string::npos);
 }
 
+// A sampled study (docs/variability.md): each row carries its percentiles, the CSV its columns,
+// the speedup figure a band, and the seed is part of every run's cache key.
+TEST(CliSweep, ASampledStudyCarriesItsPercentilesIntoRowsAndFigures) {
+  const std::string machine = testing::write_temp_file(
+      "noisy.yaml", "base: dgx1-v100\nname: noisy\nvariability: {compute: {distribution: normal, "
+                    "cv: 0.05, source: test}}\n");
+  const auto study_with_seed = [&](int seed) {
+    return testing::write_temp_file(
+        "sampled.yaml", "name: sampled\nbase: {topology: " + machine +
+                            ", workload: alexnet, batch: 16, comm: nccl, images: 25600, "
+                            "samples: 20, seed: " + std::to_string(seed) + ", without: input}\n"
+                            "axes:\n  gpus: [1, 4]\n");
+  };
+  const std::string out = out_dir("sampled");
+  const std::string figures = out_dir("sampled-figures");
+  const auto r = run_command(kGpuscale + " sweep " + study_with_seed(1) + " --out " + out +
+                             " --plot " + figures);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = results(out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  const auto& four = j["rows"][1];
+  EXPECT_EQ(four["samples"], 20);
+  EXPECT_LE(four["iteration_p10_s"].get<double>(), four["iteration_p50_s"].get<double>());
+  EXPECT_LE(four["iteration_p50_s"].get<double>(), four["iteration_p90_s"].get<double>());
+  EXPECT_LT(four["iteration_p10_s"].get<double>(), four["iteration_p90_s"].get<double>());
+  EXPECT_LE(four["speedup_p10"].get<double>(), four["speedup_p90"].get<double>());
+  EXPECT_NE(read_file(fs::path(out) / "results.csv").find(",speedup_p90\n"), std::string::npos);
+  bool band = false;
+  for (const auto& entry : fs::directory_iterator(figures)) {
+    if (entry.path().filename().string().starts_with("speedup-")) {
+      band = band || read_file(entry.path()).find("fill-opacity=\"0.2\"") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(band);
+  // Another seed, other draws: nothing comes from the cache.
+  const auto again = run_command(kGpuscale + " sweep " + study_with_seed(2) + " --out " + out);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(results(out)["rows"][1]["iteration_p90_s"], four["iteration_p90_s"]);
+}
+
 // The input pipeline's threads as an axis: LeNet on 8 GPUs with NCCL waits for its decode
 // threads (128 images of 9.26 ms over 4 threads: 296 ms), so twice the threads halve it.
 TEST(CliSweep, DecodeThreadsAreAnAxis) {

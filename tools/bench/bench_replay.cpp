@@ -2,7 +2,8 @@
 // 100 MiB ring allreduce alone (nccl, i.e. nccl_ring, and MPI's ring) on Lassen with 8 to 512
 // GPUs, and of ResNet-50 training iterations (batch 32 per GPU, nccl) on 8 and 512 GPUs. A replay
 // of 1 and of 3 iterations gives the cost of one more iteration, (x3 - x1) / 2, without the
-// set-up (loading, routing, building the platform) that both pay.
+// set-up (loading, routing, building the platform) that both pay; a sampled run of 32 samples
+// (33 iterations) what error bars cost.
 //
 // Each configuration runs in a child process (SimGrid allows one engine per process); its wall
 // time is taken around that child, so it includes the set-up and the fork, and is the fastest of
@@ -61,12 +62,14 @@ Measure allreduce(const std::string& comm, int gpus) {
   return {wall, static_cast<double>(r.activities), r.seconds};
 }
 
-// `iterations` ResNet-50 iterations; simulated_s is the replay's iteration time (steady state
-// from 2 iterations on, the first iteration alone otherwise).
-Measure resnet50_iterations(int gpus, int iterations) {
+// `iterations` ResNet-50 iterations, or with `samples` a sampled run (docs/variability.md) of
+// that many iterations after the first; simulated_s is the replay's iteration time (steady state
+// from 2 iterations on, the first iteration alone otherwise; a sampled run's mean).
+Measure resnet50_iterations(int gpus, int iterations, int samples = 0) {
   sim::Experiment e;
   e.topology = kMachine;
   e.iterations = iterations;
+  e.samples = samples;
   const sim::Configuration config{"resnet-50", "nccl", 32, gpus};
   std::string text;
   const double wall = wall_seconds([&] {
@@ -106,6 +109,8 @@ int main() {
     const Measure increment{(three.wall_s - one.wall_s) / 2,
                             (three.activities - one.activities) / 2, three.simulated_s};
     print_row("resnet-50 b32 nccl, per iteration", gpus, increment);
+    // Drawing factors costs next to nothing: 32 samples cost 32 more iterations.
+    print_row("resnet-50 b32 nccl, 32 samples", gpus, resnet50_iterations(gpus, 0, 32));
   }
   return 0;
 }

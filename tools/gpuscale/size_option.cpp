@@ -51,7 +51,7 @@ double parse_size(const std::string& option, const std::string& text) {
       }
     }
   }
-  if (bytes > 0x1p60) {
+  if (bytes > kMaxBytes) {
     throw ConfigError(where, fmt::format("size '{}' is more than 1 EiB (write e.g. '100MiB')", text));
   }
   if (!(bytes > 0) || !std::isfinite(bytes)) {

@@ -49,21 +49,21 @@ LineChart speedup_chart(const Suite& suite, const Metrics& metrics, const Compar
                   "speedup",
                   gpu_categories(setup),
                   {}};
-  LineSeries ideal{"ideal", "#999999", true, true, Marker::None, {}};
+  LineSeries ideal{"ideal", "#999999", true, true, Marker::None, {}, {}};
   for (size_t i = 0; i < setup.gpus.size(); ++i)
     ideal.points.emplace_back(static_cast<int>(i), setup.gpus[i]);
   chart.series.push_back(ideal);
   for (size_t mi = 0; mi < suite.methods.size(); ++mi) {
     const std::string& method = suite.methods[mi].study;
-    LineSeries predicted{method + " predicted", colour(mi), false, true, Marker::Circle, {}};
+    LineSeries predicted{method + " predicted", colour(mi), false, true, Marker::Circle, {}, {}};
     for (size_t i = 0; i < setup.gpus.size(); ++i) {
       predicted.points.emplace_back(static_cast<int>(i),
                                     metrics.speedup({net, method, setup.gpus[i], batch}));
     }
     chart.series.push_back(predicted);
-    LineSeries measured{method + " measured", colour(mi), true, true, Marker::Square, {}};
+    LineSeries measured{method + " measured", colour(mi), true, true, Marker::Square, {}, {}};
     LineSeries bounds{
-        method + " bound (measured <)", colour(mi), false, false, Marker::Triangle, {}};
+        method + " bound (measured <)", colour(mi), false, false, Marker::Triangle, {}, {}};
     for (const PointResult& p : c.points) {
       const Point& x = p.point;
       if (table_of(suite, p.table).metric != Metric::Speedup || x.network != net ||

@@ -36,12 +36,11 @@ void add_tensors(WorkloadCosts& costs, const Layer& layer, int index) {
   const LayerParams& p = layer.params;
   switch (layer.type) {
     case LayerType::Conv:
-      add_tensor(costs, layer, index, "weight",
-                 p.filters * p.kernel_h * p.kernel_w * (layer.input.channels / p.groups));
+      add_tensor(costs, layer, index, "weight", static_cast<long>(weight_elements(layer)));
       if (p.bias) add_tensor(costs, layer, index, "bias", p.filters);
       break;
     case LayerType::Fc:
-      add_tensor(costs, layer, index, "weight", p.filters * layer.input.elements());
+      add_tensor(costs, layer, index, "weight", static_cast<long>(weight_elements(layer)));
       if (p.bias) add_tensor(costs, layer, index, "bias", p.filters);
       break;
     case LayerType::BatchNorm:

@@ -196,15 +196,9 @@ void check_tensor_sizes(const Layer& layer) {
   const Shape& out = layer.output;
   const double output = static_cast<double>(out.channels) * out.height * out.width;
   if (output > kMaxTensorElements) refuse(fmt::format("output {}", to_string(out)), output);
-  const LayerParams& p = layer.params;
-  const double in_channels = static_cast<double>(layer.input.channels);
-  const double weights =
-      layer.type == LayerType::Conv ? static_cast<double>(p.filters) * p.kernel_h * p.kernel_w *
-                                          (in_channels / p.groups)
-      : layer.type == LayerType::Fc
-          ? static_cast<double>(p.filters) * in_channels * layer.input.height * layer.input.width
-          : 0.0;
-  if (weights > kMaxTensorElements) refuse("weight", weights);
+  if (const double weights = weight_elements(layer); weights > kMaxTensorElements) {
+    refuse("weight", weights);
+  }
 }
 
 Shape infer_output_shape(const Layer& layer, const Shape& in) {

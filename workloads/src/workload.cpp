@@ -8,6 +8,17 @@ std::string to_string(const Shape& shape) {
   return fmt::format("{}x{}x{}", shape.channels, shape.height, shape.width);
 }
 
+double weight_elements(const Layer& layer) {
+  const LayerParams& p = layer.params;
+  switch (layer.type) {
+    case LayerType::Conv:
+      return static_cast<double>(p.filters) * p.kernel_h * p.kernel_w * (layer.input.channels / p.groups);
+    case LayerType::Fc:
+      return static_cast<double>(p.filters) * layer.input.channels * layer.input.height * layer.input.width;
+    default: return 0;
+  }
+}
+
 int bytes_per_element(Precision precision) { return precision == Precision::Fp32 ? 4 : 2; }
 
 const char* to_string(Precision precision) {

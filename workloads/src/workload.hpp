@@ -71,6 +71,10 @@ struct Layer {
   Origin origin;            // where the layer is written (inside a template: the template's line)
 };
 
+// The elements of a convolution's or a fully connected layer's weight tensor, 0 for other layers;
+// a double, so that the loader can refuse one too large for cuDNN before an integer holds it.
+double weight_elements(const Layer& layer);
+
 enum class Precision { Fp32, Fp16 };
 int bytes_per_element(Precision precision);
 const char* to_string(Precision precision);
