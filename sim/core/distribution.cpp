@@ -60,10 +60,11 @@ double Distribution::draw_max(Rng& rng, long n) const {
 
 Distribution read_distribution(const ConfigNode& node, std::string_view what) {
   // The kind first: it decides which other keys the mapping may hold.
+  const MapReader any(node, std::string(what),
+                      {"distribution", "cv", "mean", "quantiles", "source"});
   const std::string kind =
-      read_one_of(MapReader(node, std::string(what), {"distribution", "cv", "mean", "quantiles", "source"})
-                      .require("distribution", "normal"),
-                  fmt::format("distribution of {}", what), {"normal", "exponential", "empirical"});
+      read_one_of(any.require("distribution", "normal"), fmt::format("distribution of {}", what),
+                  {"normal", "exponential", "empirical"});
   const char* parameter = kind == "normal" ? "cv" : kind == "exponential" ? "mean" : "quantiles";
   const MapReader r(node, std::string(what), {"distribution", parameter, "source"});
   Distribution d;

@@ -124,7 +124,7 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.overlap_s = j["overlap_s"];
   row.rest_s = j["rest_s"];
   row.exposed_comm_s = j["exposed_comm_s"];
-  if (const json& spread = j["spread"]; !spread.empty()) {
+  if (const json spread = j.value("spread", json::object()); !spread.empty()) {
     row.spread = {.samples = spread["samples"], .machine_varies = spread["varies"],
                   .mean_s = spread["mean_s"], .p10_s = spread["p10_s"], .p50_s = spread["p50_s"],
                   .p90_s = spread["p90_s"]};

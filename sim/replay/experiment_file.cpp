@@ -117,9 +117,11 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("seed")) {
     if (map.find("samples") == nullptr) {
-      throw ConfigError(n->origin(), "'seed' only matters with 'samples': add samples or remove it");
+      throw ConfigError(n->origin(),
+                        "'seed' only matters with 'samples': add samples or remove it");
     }
-    e.seed = static_cast<std::uint64_t>(read_integer(*n, "seed", 0, std::numeric_limits<long>::max()));
+    e.seed = static_cast<std::uint64_t>(
+        read_integer(*n, "seed", 0, std::numeric_limits<long>::max()));
   }
   return e;
 }

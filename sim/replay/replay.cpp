@@ -281,9 +281,10 @@ class Replay {
           issued[ri] = python_step(p, python_per_gpu_s_, {});
           if (s_.mechanisms.input) {
             const double bytes = s_.input.sample_bytes * s_.batch;
-            loaded[ri] = engine_op(copy_pools_[ri], engine_factor(r), {issued[ri]}, 1, 1, [&](NodeId start) {
-              return host_work(bytes / s_.input.h2d_bytes_per_s, {start});
-            });
+            loaded[ri] = engine_op(copy_pools_[ri], engine_factor(r), {issued[ri]}, 1, 1,
+                                   [&](NodeId start) {
+                                     return host_work(bytes / s_.input.h2d_bytes_per_s, {start});
+                                   });
           }
         }
       }
@@ -406,7 +407,8 @@ class Replay {
   // Its issue is noted for the next iteration's forward (updates_issued_).
   NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready) {
     NodeId issued = -1;
-    const NodeId done = engine_op(compute_pools_[static_cast<size_t>(compute_rank(rank))], engine_factor(rank), ready, 1, 1, [&](NodeId start) {
+    HostThreadPool& pool = compute_pools_[static_cast<size_t>(compute_rank(rank))];
+    const NodeId done = engine_op(pool, engine_factor(rank), ready, 1, 1, [&](NodeId start) {
       return compute_node(rank, update_s_[t], {start},
                           [&] { return tensor_kernel("update", KernelCategory::update, t, tensor_bytes_[t]); });
     }, &issued);
@@ -416,7 +418,8 @@ class Replay {
 
   // The weights copied into a GPU's own executor array (a pull on the reducing GPU).
   NodeId local_copy_op(int rank, size_t t, const std::vector<NodeId>& ready) {
-    return engine_op(copy_pools_[static_cast<size_t>(rank)], engine_factor(rank), ready, 1, 1, [&](NodeId start) {
+    HostThreadPool& pool = copy_pools_[static_cast<size_t>(rank)];
+    return engine_op(pool, engine_factor(rank), ready, 1, 1, [&](NodeId start) {
       return compute_node(rank, s_.compute->reduction_time(2 * tensor_bytes_[t]).value, {start},
                           [&] { return tensor_kernel("copy", KernelCategory::copy, t, tensor_bytes_[t]); });
     });
@@ -441,12 +444,14 @@ class Replay {
         std::vector<NodeId> gathered{ranks_ > 1 ? local_copy_op(root, t, {on(root)}) : on(root)};
         for (int g = 0; g < ranks_; ++g) {
           if (g == root) continue;
-          gathered.push_back(engine_op(copy_pools_[static_cast<size_t>(g)], engine_factor(g), {on(g)}, 1, 1,
+          gathered.push_back(engine_op(copy_pools_[static_cast<size_t>(g)], engine_factor(g),
+                                       {on(g)}, 1, 1,
                                        [&](NodeId start) { return copy(g, root, bytes, start); }));
         }
         NodeId merged = gathered.front();
         if (ranks_ > 1) {
-          merged = engine_op(compute_pools_[static_cast<size_t>(compute_rank(root))], engine_factor(root), gathered, 1, 1, [&](NodeId start) {
+          HostThreadPool& pool = compute_pools_[static_cast<size_t>(compute_rank(root))];
+          merged = engine_op(pool, engine_factor(root), gathered, 1, 1, [&](NodeId start) {
             return compute_node(root, s_.compute->reduction_time((ranks_ + 1) * bytes).value, {start},
                                 [&] { return tensor_kernel("sum", KernelCategory::reduction, t, bytes); });
           });
@@ -455,7 +460,8 @@ class Replay {
         deliver(root, local_copy_op(root, t, {updated}));
         for (int g = 0; g < ranks_; ++g) {
           if (g == root) continue;
-          deliver(g, engine_op(copy_pools_[static_cast<size_t>(root)], engine_factor(root), {updated}, 1, 1,
+          deliver(g, engine_op(copy_pools_[static_cast<size_t>(root)], engine_factor(root),
+                               {updated}, 1, 1,
                                [&](NodeId start) { return copy(root, g, bytes, start); }));
         }
         break;
@@ -465,7 +471,9 @@ class Replay {
         // group of G NCCL calls, then CommSync on every GPU in turn; the update on GPU0.
         // One GPU: no NCCL call and no CommSync, only the empty CPU-priority op.
         const int calls = ranks_ > 1 ? ranks_ : 0;
-        const NodeId reduced = engine_op(*nccl_ops_, draws_.process(0), ready, calls, calls, [&](NodeId start) {
+        const double process_factor = draws_.process(0);
+        const NodeId reduced = engine_op(*nccl_ops_, process_factor, ready, calls, calls,
+                                         [&](NodeId start) {
           return calls > 0 ? append_schedule(schedule_for(bytes, 0, coll::Collective::Reduce), start) : start;
         });
         const NodeId updated = update_op(0, t, {reduced});
@@ -473,7 +481,8 @@ class Replay {
           deliver(0, local_copy_op(0, t, {updated}));
           break;
         }
-        const NodeId broadcast = engine_op(*nccl_ops_, draws_.process(0), {updated}, calls, calls, [&](NodeId start) {
+        const NodeId broadcast = engine_op(*nccl_ops_, process_factor, {updated}, calls, calls,
+                                           [&](NodeId start) {
           return append_schedule(schedule_for(bytes, 0, coll::Collective::Broadcast), start);
         });
         for (int r = 0; r < compute_ranks_; ++r) deliver(r, broadcast);
@@ -624,7 +633,9 @@ class Replay {
     std::vector<double> ends;
     for (const IterationNodes& it : iterations_) ends.push_back(max_end(it.ends));
     result.iteration_s = n > 1 ? (ends.back() - ends.front()) / (n - 1) : ends.back();
-    for (size_t k = 1; k < ends.size(); ++k) result.iteration_times_s.push_back(ends[k] - ends[k - 1]);
+    for (size_t k = 1; k < ends.size(); ++k) {
+      result.iteration_times_s.push_back(ends[k] - ends[k - 1]);
+    }
     // The study's split (nvprof on MXNet): FP+BP is the time the GPU computes forward and backward
     // kernels; WU the gradient exchange and weight updates from the end of backward to the last
     // new weights on the GPU (what backward did not hide). Rank 0's GPU waiting for its next

@@ -35,7 +35,8 @@
 // Iterations are simulated back to back; the steady-state iteration time is the mean spacing of
 // the ends of iterations 2..N (the first warms the pipeline: it has no previous update to wait
 // for). A sampled run (ReplaySetup::samples) draws each iteration's times from the machine's
-// variability, so each iteration after the first is one sample of the iteration time. Call replay_iterations in a process of its own: SimGrid allows one engine per process
+// variability, so each iteration after the first is one sample of the iteration time. Call
+// replay_iterations in a process of its own: SimGrid allows one engine per process
 // (experiment.hpp forks one per configuration).
 #pragma once
 

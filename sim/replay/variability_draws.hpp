@@ -33,7 +33,9 @@ class VariabilityDraws {
   double compute(int simulated_rank) const { return compute_[static_cast<size_t>(simulated_rank)]; }
   double engine(int simulated_rank) const { return engine_[static_cast<size_t>(simulated_rank)]; }
   // The process's own threads: its Python thread, MXNet's CPU-priority (NCCL kvstore) thread.
-  double process(int simulated_process) const { return process_[static_cast<size_t>(simulated_process)]; }
+  double process(int simulated_process) const {
+    return process_[static_cast<size_t>(simulated_process)];
+  }
 
  private:
   void draw(const Distribution& d, long actual, std::vector<double>& factors);

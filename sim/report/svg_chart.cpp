@@ -138,8 +138,8 @@ template <class XPixels>
 std::string band_svg(const LineSeries& s, XPixels x_px, const YAxis& y_axis) {
   if (s.points.size() == 1) {
     const double x = x_px(s.points[0].first);
-    return fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-                       "stroke-width=\"6\" stroke-opacity=\"0.25\"/>\n",
+    return fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+                       "stroke=\"{}\" stroke-width=\"6\" stroke-opacity=\"0.25\"/>\n",
                        x, y_axis.px(s.band[0].first), x, y_axis.px(s.band[0].second), s.colour);
   }
   std::string points;

@@ -1,6 +1,7 @@
 // Two small chart types written as SVG text (no plotting library is available): lines over
-// categories (GPU counts), optionally with a shaded band per line, and grouped, stacked bars. Each has a title, a y axis from 0 with
-// rounded ticks, and a legend on the right; the canvas widens for long labels and titles.
+// categories (GPU counts), optionally with a shaded band per line, and grouped, stacked bars.
+// Each has a title, a y axis from 0 with rounded ticks, and a legend on the right; the canvas
+// widens for long labels and titles.
 // Numbers are printed with fixed decimals, so the same data gives the same bytes.
 #pragma once
 

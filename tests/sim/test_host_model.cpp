@@ -72,7 +72,8 @@ TEST(HostModel, APythonBoundIterationTakesThePythonThreadsWork) {
   // 0.1 s per key dwarfs LeNet's GPU work: the iteration is the Python thread's program,
   // keys x python_per_key (+ its microseconds of per-GPU work and metric sync).
   Experiment e = lenet_on(1);
-  e.framework = testing::framework_file_with("python_per_key", "{value: 100 ms, fitted: true, range: [0 s, 1 s]}");
+  e.framework = testing::framework_file_with("python_per_key",
+                                             "{value: 100 ms, fitted: true, range: [0 s, 1 s]}");
   e.without = {"input"};
   const int keys = 8;  // lenet: conv1, conv2, fc1, fc2, weights and biases
   EXPECT_NEAR(run_one(e).iteration_s / (keys * 0.1), 1.0, 1e-3);
@@ -181,7 +182,8 @@ TEST(HostModel, SameInputSameOutput) {
 }
 
 TEST(FrameworkFile, AFittedValueOutsideItsRangeIsAnErrorNamingTheLine) {
-  const std::string path = testing::framework_file_with("engine_op", "{value: 90 us, fitted: true, range: [5.8 us, 50 us]}");
+  const std::string path = testing::framework_file_with(
+      "engine_op", "{value: 90 us, fitted: true, range: [5.8 us, 50 us]}");
   const std::string message = testing::config_error_of([&] { wl::load_framework(path); });
   EXPECT_NE(message.find(path + ":"), std::string::npos) << message;
   EXPECT_NE(message.find("outside its range"), std::string::npos) << message;
@@ -192,7 +194,8 @@ TEST(FrameworkFile, UnknownKeysAndBadValuesAreErrors) {
               wl::load_framework(testing::framework_file_with("stream_sync", "-3 us"));
             }).find("stream_sync"),
             std::string::npos);
-  const std::string typo = testing::framework_file_with("kernel_launch", "4.83 us\n  kernel_lunch: 1 us");
+  const std::string typo =
+      testing::framework_file_with("kernel_launch", "4.83 us\n  kernel_lunch: 1 us");
   EXPECT_NE(testing::config_error_of([&] { wl::load_framework(typo); }).find("kernel_lunch"),
             std::string::npos);
 }

@@ -59,7 +59,8 @@ double expected_max_of_standard_normals(int n) {
 
 const char* kStill = "{compute: {distribution: normal, cv: 0, source: test}}";
 // Every factor 1.1: the iteration grows by a tenth of the forward and backward kernels' time.
-const char* kTenthSlower = "{compute: {distribution: empirical, quantiles: [1.1, 1.1], source: test}}";
+const char* kTenthSlower =
+    "{compute: {distribution: empirical, quantiles: [1.1, 1.1], source: test}}";
 
 // The mean iteration over sampled iterations, less the deterministic one, in units of the
 // forward and backward kernels' time: the closed form's cv x E[max]. That time is the growth of
@@ -96,9 +97,8 @@ TEST(Variability, EveryRankSimulatedTheIterationWaitsForTheSlowest) {
 TEST(Variability, ExponentialFactorsAddTheHarmonicNumber) {
   // The largest of 8 draws of 1 + Exp(0.05) exceeds 1 by 0.05 H_8 on average.
   const double h8 = 1 + 1 / 2. + 1 / 3. + 1 / 4. + 1 / 5. + 1 / 6. + 1 / 7. + 1 / 8.;
-  EXPECT_NEAR(excess_per_compute("dgx1-v100",
-                                 "{compute: {distribution: exponential, mean: 0.05, source: test}}", 8),
-              0.05 * h8, 4 * 0.05 * 1.3 / 31.6);
+  const char* exponential = "{compute: {distribution: exponential, mean: 0.05, source: test}}";
+  EXPECT_NEAR(excess_per_compute("dgx1-v100", exponential, 8), 0.05 * h8, 4 * 0.05 * 1.3 / 31.6);
 }
 
 TEST(Variability, OneRankStandsForManyThroughTheLargestOfTheirDraws) {

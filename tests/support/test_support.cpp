@@ -28,7 +28,8 @@ std::string framework_file_with(const std::string& key, const std::string& value
   const wl::FrameworkConfig shipped = wl::load_framework(framework);
   std::ifstream in(shipped.file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  text = std::regex_replace(text, std::regex("\n  " + key + ": [^\n]*"), "\n  " + key + ": " + value);
+  text = std::regex_replace(text, std::regex("\n  " + key + ": [^\n]*"),
+                            "\n  " + key + ": " + value);
   return write_temp_file(framework + "-" + key + ".yaml", text);
 }
 

@@ -151,7 +151,9 @@ int main(int argc, char** argv) {
   app.add_option("--work-us", s.work_us, "Work per run, microseconds")
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
-  app.add_option("--runs", s.runs, "Timed runs")->check(CLI::Range(100, 1000000))->capture_default_str();
+  app.add_option("--runs", s.runs, "Timed runs")
+      ->check(CLI::Range(100, 1000000))
+      ->capture_default_str();
   app.add_option("--load-threads", s.load_threads, "Threads loading the machine (default: every "
                                                    "other hardware thread)")
       ->check(CLI::Range(0, 4096));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -130,7 +131,8 @@ bool sampled(const std::vector<sim::ResultRow>& rows) {
   return !rows.empty() && rows.front().spread.samples > 0;
 }
 
-nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
+// `seed`: the draws' (Experiment::seed), printed with a sampled run's percentiles.
+nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows, std::uint64_t seed) {
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const sim::ResultRow& r : rows) {
     nlohmann::ordered_json links = nlohmann::ordered_json::object();
@@ -162,7 +164,9 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows) {
     if (const sim::IterationSpread& s = r.spread; s.samples > 0) {
       results.back()["variability"] = {
           {"samples", s.samples},
-          {"iteration_s", {{"mean", s.mean_s}, {"p10", s.p10_s}, {"p50", s.p50_s}, {"p90", s.p90_s}}},
+          {"seed", seed},
+          {"iteration_s",
+           {{"mean", s.mean_s}, {"p10", s.p10_s}, {"p50", s.p50_s}, {"p90", s.p90_s}}},
           {"speedup", {{"p10", s.speedup_p10}, {"p50", s.speedup_p50}, {"p90", s.speedup_p90}}},
           {"efficiency", {{"p10", s.speedup_p10 / r.gpus}, {"p50", s.speedup_p50 / r.gpus},
                           {"p90", s.speedup_p90 / r.gpus}}}};
@@ -307,7 +311,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
   if (o.format == "json") {
-    out = results_json(rows).dump(2) + "\n";
+    out = results_json(rows, experiment.seed).dump(2) + "\n";
   } else if (o.format == "csv") {
     out = results_csv(rows);
   } else {

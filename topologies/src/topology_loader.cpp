@@ -269,7 +269,9 @@ MachineVariability read_variability(const ConfigNode& node) {
   if (const ConfigNode* compute = r.find("compute")) {
     v.compute = read_distribution(*compute, "variability.compute");
   }
-  if (const ConfigNode* host = r.find("host")) v.host = read_distribution(*host, "variability.host");
+  if (const ConfigNode* host = r.find("host")) {
+    v.host = read_distribution(*host, "variability.host");
+  }
   return v;
 }
 

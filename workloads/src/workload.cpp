@@ -12,9 +12,11 @@ double weight_elements(const Layer& layer) {
   const LayerParams& p = layer.params;
   switch (layer.type) {
     case LayerType::Conv:
-      return static_cast<double>(p.filters) * p.kernel_h * p.kernel_w * (layer.input.channels / p.groups);
+      return static_cast<double>(p.filters) * p.kernel_h * p.kernel_w *
+             static_cast<double>(layer.input.channels / p.groups);
     case LayerType::Fc:
-      return static_cast<double>(p.filters) * layer.input.channels * layer.input.height * layer.input.width;
+      return static_cast<double>(p.filters) * static_cast<double>(layer.input.channels) *
+             static_cast<double>(layer.input.height) * static_cast<double>(layer.input.width);
     default: return 0;
   }
 }
