@@ -5,8 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "sim/core/shipped_files.hpp"
+#include "sim/sweep/study_loader.hpp"
 #include "tests/support/test_support.hpp"
 #include "tests/sweep/sweep_folders.hpp"
 
@@ -58,6 +62,24 @@ TEST(CliSweep, RunsTheCrossProductInStudyOrderWithSpeedups) {
   const std::string csv = read_file(fs::path(out) / "results.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 9);  // header + 8 rows
   EXPECT_NE(read_file(fs::path(out) / "study.yaml").find("dgx1-no-01"), std::string::npos);
+}
+
+// The studies docs/sweeps.md lists load, with the run counts its table gives, and no other
+// ships.
+TEST(ShippedStudies, LoadWithTheRunsTheDocsList) {
+  const fs::path studies = fs::path(data_root()) / "docs" / "studies";
+  const std::map<std::string, size_t> runs = {{"dgx1-p2p-vs-nccl.yaml", 120},
+                                              {"nvlink-matters.yaml", 84},
+                                              {"lassen-scaling.yaml", 72},
+                                              {"lassen-variability.yaml", 24}};
+  for (const auto& [file, count] : runs) {
+    EXPECT_EQ(sweep::load_study_file((studies / file).string()).runs.size(), count) << file;
+  }
+  size_t shipped = 0;
+  for (const auto& entry : fs::directory_iterator(studies)) {
+    shipped += entry.path().extension() == ".yaml" ? 1 : 0;
+  }
+  EXPECT_EQ(shipped, runs.size()) << "a study ships that docs/sweeps.md does not list";
 }
 
 // A sampled study (docs/variability.md): each row carries its percentiles, the CSV its columns,
