@@ -76,7 +76,7 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
     const std::vector<double>& times = r.iteration_times_s;
     const topo::MachineVariability& v = t.variability();
     spread = {{"samples", times.size()}, {"varies", v.compute.varies() || v.host.varies()},
-              {"mean_s", r.iteration_s}, {"p10_s", quantile(times, 0.1)},
+              {"p10_s", quantile(times, 0.1)},
               {"p50_s", quantile(times, 0.5)}, {"p90_s", quantile(times, 0.9)}};
   }
   return json{{"topology", t.name()},
@@ -126,8 +126,7 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.exposed_comm_s = j["exposed_comm_s"];
   if (const json spread = j.value("spread", json::object()); !spread.empty()) {
     row.spread = {.samples = spread["samples"], .machine_varies = spread["varies"],
-                  .mean_s = spread["mean_s"], .p10_s = spread["p10_s"], .p50_s = spread["p50_s"],
-                  .p90_s = spread["p90_s"]};
+                  .p10_s = spread["p10_s"], .p50_s = spread["p50_s"], .p90_s = spread["p90_s"]};
   }
   row.memory_gpu0_gb = j["memory_gpu0_gb"];
   row.memory_max_other_gb = j["memory_max_other_gb"];

@@ -88,13 +88,13 @@ struct LinkUse {
   double utilisation = 0;
 };
 
-// The iteration time over a sampled run's iterations (Experiment::samples): its mean and 10th,
-// 50th and 90th percentiles, and the speedups they give against the mean of one GPU (the 10th
-// percentile of the speedup comes from the 90th of the iteration time).
+// The iteration time over a sampled run's iterations (Experiment::samples): its 10th, 50th and
+// 90th percentiles (the mean is ResultRow::iteration_s), and the speedups they give against the
+// mean of one GPU (the 10th percentile of the speedup comes from the 90th of the iteration time).
 struct IterationSpread {
   int samples = 0;  // 0: a deterministic run
   bool machine_varies = false;  // the machine names a distribution that varies
-  double mean_s = 0, p10_s = 0, p50_s = 0, p90_s = 0;
+  double p10_s = 0, p50_s = 0, p90_s = 0;
   double speedup_p10 = 0, speedup_p50 = 0, speedup_p90 = 0;
 };
 

@@ -60,7 +60,6 @@ LineChart scaling_chart(const FigureGroup& group, bool efficiency) {
         line.band.emplace_back(scale * s.speedup_p10, scale * s.speedup_p90);
       }
     }
-    if (line.band.size() != line.points.size()) line.band.clear();
     chart.series.push_back(line);
   }
   return chart;

@@ -72,10 +72,7 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
     e.iterations = f.iterations;
     e.samples = 0;
   }
-  if (given("--samples")) {
-    e.samples = f.samples;
-    e.iterations = sim::Experiment{}.iterations;
-  }
+  if (given("--samples")) e.samples = f.samples;
   if (given("--seed")) {
     if (e.samples == 0) {
       throw ConfigError(Origin{"--seed", 0}, "--seed only matters with --samples (or an "
@@ -166,7 +163,7 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows, std
           {"samples", s.samples},
           {"seed", seed},
           {"iteration_s",
-           {{"mean", s.mean_s}, {"p10", s.p10_s}, {"p50", s.p50_s}, {"p90", s.p90_s}}},
+           {{"mean", r.iteration_s}, {"p10", s.p10_s}, {"p50", s.p50_s}, {"p90", s.p90_s}}},
           {"speedup", {{"p10", s.speedup_p10}, {"p50", s.speedup_p50}, {"p90", s.speedup_p90}}},
           {"efficiency", {{"p10", s.speedup_p10 / r.gpus}, {"p50", s.speedup_p50 / r.gpus},
                           {"p90", s.speedup_p90 / r.gpus}}}};
@@ -221,7 +218,7 @@ std::string spread_table(const std::vector<sim::ResultRow>& rows) {
     if (!previous.empty() && group != previous) out += "\n";
     previous = group;
     const sim::IterationSpread& s = r.spread;
-    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, s.mean_s * 1e3, s.p10_s * 1e3,
+    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, s.p10_s * 1e3,
                        s.p50_s * 1e3, s.p90_s * 1e3, s.speedup_p10, s.speedup_p50, s.speedup_p90,
                        100 * s.speedup_p50 / r.gpus);
   }
