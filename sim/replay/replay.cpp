@@ -220,6 +220,17 @@ class Replay {
     std::vector<Thread> python(static_cast<size_t>(processes));
     std::vector<Thread> decode(static_cast<size_t>(processes));
     std::vector<std::vector<NodeId>> fetched(static_cast<size_t>(processes));  // [process][k]
+    // Every process decodes: where one simulated process stands for the job's and their batches
+    // take different times, each of the job's processes runs its own decode threads and prefetch
+    // queue, and the simulated one starts an iteration once the last of them has its batch, as
+    // the iteration's first synchronisation would make it wait. Each process takes its batch
+    // when it is decoded and the (shared) Python thread reaches for it, so its queue absorbs a
+    // slow batch as a real one does: no order statistic would. It assumes the processes' Python
+    // threads reach for their batches together, as they do where each iteration ends in a sync.
+    const int job_processes = process_per_gpu_ ? ranks_ : 1;
+    const bool every_process_decodes = draws_.input_varies() && processes < job_processes;
+    std::vector<Thread> job_decode(every_process_decodes ? static_cast<size_t>(job_processes) : 0);
+    std::vector<std::vector<NodeId>> job_taken(job_decode.size());  // [process][k]
     auto process_of = [&](int rank) { return process_per_gpu_ ? rank : 0; };
     const int gpus_per_process = process_per_gpu_ ? 1 : ranks_;
     const bool reads_loss_before_backward = f.execution.training_loop == wl::TrainingLoop::PytorchMain;
@@ -269,9 +280,28 @@ class Replay {
         if (s_.mechanisms.input) {
           // The decode threads fill the prefetch queue; a slot frees when its batch is taken.
           const double images = static_cast<double>(s_.batch) * gpus_per_process;
-          std::vector<NodeId> slot;
-          if (k >= f.input.prefetch_batches) slot.push_back(fetched[pi][static_cast<size_t>(k - f.input.prefetch_batches)]);
-          const NodeId decoded = step(decode[pi], images * s_.input.decode_s_per_image / f.input.decode_threads, slot);
+          const double decode_s = images * s_.input.decode_s_per_image / f.input.decode_threads;
+          const int prefetch = f.input.prefetch_batches;
+          auto decode_batch = [&](Thread& decoder, const std::vector<NodeId>& taken,
+                                  double factor) {
+            std::vector<NodeId> slot;
+            if (k >= prefetch) slot.push_back(taken[static_cast<size_t>(k - prefetch)]);
+            return step(decoder, decode_s * factor, slot);
+          };
+          NodeId decoded = -1;
+          if (every_process_decodes) {
+            const NodeId reached = python[pi].tail;
+            std::vector<NodeId> batches;
+            for (size_t j = 0; j < job_decode.size(); ++j) {
+              const NodeId batch =
+                  decode_batch(job_decode[j], job_taken[j], draws_.input(static_cast<int>(j)));
+              job_taken[j].push_back(reached >= 0 ? join({batch, reached}) : batch);
+              batches.push_back(batch);
+            }
+            decoded = join(batches);
+          } else {
+            decoded = decode_batch(decode[pi], fetched[pi], draws_.input(p));
+          }
           if (p == 0) it.batch_decoded = decoded;
           fetched[pi].push_back(step(python[pi], 0, {decoded}));
         }
@@ -622,6 +652,33 @@ class Replay {
   }
 
   // --- Measurements --------------------------------------------------------------------------
+  // Where rank 0's GPU is done with an iteration: its last kernel or its last new weights.
+  double gpu_done(const IterationNodes& it) const {
+    double t = it.rank0_fpbp.empty() ? 0 : dag_.end_time(it.rank0_fpbp.back());
+    for (NodeId w : it.rank0_weights) t = std::max(t, dag_.end_time(w));
+    return t;
+  }
+
+  // Adds iteration k's FP+BP, WU, input wait and overlap, times `weight`, to `result`.
+  void add_split(int k, double weight, ReplayResult& result) const {
+    const IterationNodes& it = iterations_[static_cast<size_t>(k)];
+    for (NodeId id : it.rank0_fpbp) {
+      result.fpbp_s += weight * (dag_.end_time(id) - dag_.start_time(id));
+    }
+    if (!it.rank0_fpbp.empty()) {
+      result.wu_s += weight * (gpu_done(it) - dag_.end_time(it.rank0_fpbp.back()));
+    }
+    if (k == 0) return;
+    const double previous_done = gpu_done(iterations_[static_cast<size_t>(k - 1)]);
+    if (it.batch_decoded >= 0) {
+      result.input_wait_s += weight * std::max(0.0, dag_.end_time(it.batch_decoded) - previous_done);
+    }
+    for (NodeId id : it.rank0_fpbp) {
+      const double before = std::min(dag_.end_time(id), previous_done) - dag_.start_time(id);
+      result.overlap_s += weight * std::max(0.0, before);
+    }
+  }
+
   ReplayResult measure() const {
     ReplayResult result;
     const int n = static_cast<int>(iterations_.size());
@@ -640,25 +697,10 @@ class Replay {
     // kernels; WU the gradient exchange and weight updates from the end of backward to the last
     // new weights on the GPU (what backward did not hide). Rank 0's GPU waiting for its next
     // batch, done with the previous one, is neither: that time is the input pipeline's.
-    const IterationNodes& last = iterations_.back();
-    for (NodeId id : last.rank0_fpbp) result.fpbp_s += dag_.end_time(id) - dag_.start_time(id);
-    // Where the GPU is done with an iteration: its last kernel or its last new weights.
-    auto gpu_done = [this](const IterationNodes& it) {
-      double t = it.rank0_fpbp.empty() ? 0 : dag_.end_time(it.rank0_fpbp.back());
-      for (NodeId w : it.rank0_weights) t = std::max(t, dag_.end_time(w));
-      return t;
-    };
-    if (!last.rank0_fpbp.empty()) result.wu_s = gpu_done(last) - dag_.end_time(last.rank0_fpbp.back());
-    if (n > 1) {
-      const double previous_done = gpu_done(iterations_[static_cast<size_t>(n - 2)]);
-      if (last.batch_decoded >= 0) {
-        result.input_wait_s = std::max(0.0, dag_.end_time(last.batch_decoded) - previous_done);
-      }
-      for (NodeId id : last.rank0_fpbp) {
-        const double before = std::min(dag_.end_time(id), previous_done) - dag_.start_time(id);
-        result.overlap_s += std::max(0.0, before);
-      }
-    }
+    // A deterministic run splits its last iteration; one whose iterations vary averages the
+    // split over its samples, as it does the iteration time, so that the parts add up to it.
+    const int first_split = draws_.any_varies() && n > 1 ? 1 : n - 1;
+    for (int k = first_split; k < n; ++k) add_split(k, 1.0 / (n - first_split), result);
     result.rest_s = result.iteration_s - result.fpbp_s - result.wu_s - result.input_wait_s;
     for (const compute::LayerTimes& t : layer_times_) {
       result.compute_s += t.forward.value + t.backward_data.value + t.backward_weights.value;

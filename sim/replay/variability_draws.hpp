@@ -1,7 +1,9 @@
 // The variability factors of each iteration of a sampled replay (docs/variability.md): for every
 // simulated rank a factor on its forward and backward kernels and one on its engine threads'
-// host work, and for every simulated process one on its own threads' work, drawn from the
-// machine's distributions (topo::MachineVariability) with one seed, in a fixed order.
+// host work, for every simulated process one on its own threads' work, and for every process of
+// the job one on its decode threads' batch, drawn from the machine's distributions
+// (topo::MachineVariability) with one seed, in a fixed order. A source that does not vary draws
+// nothing: its factors are its constant (1 where the machine gives none).
 //
 // Symmetry: where the replay simulates one rank for all (replay.hpp, kFullComputeUpToGpus) that
 // rank stands for the slowest, so it draws the largest of the job's ranks' factors at once, an
@@ -9,7 +11,7 @@
 // synchronisation then waits for the rank with the largest factor. When compute and host work
 // both vary, the slowest rank's iteration is at most the sum of the two largest parts, so the
 // replay errs slow by at most that, the difference between the largest sum and the sum of the
-// largest.
+// largest. The input pipeline is not summed up so: see input().
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,16 @@ class VariabilityDraws {
   double process(int simulated_process) const {
     return process_[static_cast<size_t>(simulated_process)];
   }
+  // The decode threads of each of the job's processes (all of them, simulated or not): the time
+  // to decode and augment a batch. Not an order statistic: a prefetch queue absorbs a slow batch,
+  // so the replay runs every process's decode threads (replay.cpp, "every process decodes").
+  double input(int process) const { return input_[static_cast<size_t>(process)]; }
+  bool input_varies() const { return sampling_ && variability_.input.varies(); }
+  // Whether iterations differ: the run samples and some source varies.
+  bool any_varies() const {
+    return sampling_ && (variability_.compute.varies() || variability_.host.varies() ||
+                         variability_.input.varies());
+  }
 
  private:
   void draw(const Distribution& d, long actual, std::vector<double>& factors);
@@ -44,7 +56,7 @@ class VariabilityDraws {
   bool sampling_;
   Rng rng_;
   long ranks_, processes_;
-  std::vector<double> compute_, engine_, process_;
+  std::vector<double> compute_, engine_, process_, input_;
 };
 
 }  // namespace gpuscale::sim

@@ -86,6 +86,7 @@ struct ClusterConfig {
 struct MachineVariability {
   Distribution compute;  // a GPU's forward and backward kernels of one iteration
   Distribution host;     // a host thread's work for one GPU (or one process) in one iteration
+  Distribution input;    // the decode threads' time for one process's batch (the input pipeline)
 };
 
 struct TopologyConfig {

@@ -264,13 +264,16 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfi
 }
 
 MachineVariability read_variability(const ConfigNode& node) {
-  MapReader r(node, "variability", {"compute", "host"});
+  MapReader r(node, "variability", {"compute", "host", "input"});
   MachineVariability v;
   if (const ConfigNode* compute = r.find("compute")) {
     v.compute = read_distribution(*compute, "variability.compute");
   }
   if (const ConfigNode* host = r.find("host")) {
     v.host = read_distribution(*host, "variability.host");
+  }
+  if (const ConfigNode* input = r.find("input")) {
+    v.input = read_distribution(*input, "variability.input");
   }
   return v;
 }
