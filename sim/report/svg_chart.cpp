@@ -8,13 +8,7 @@
 #include "sim/report/svg_text.hpp"
 
 namespace gpuscale::report {
-namespace {
 
-// Canvas and plot area, in pixels; the legend sits right of the plot.
-constexpr double kWidth = 800, kHeight = 420;
-constexpr double kLeft = 70, kRight = 540, kTop = 50, kBottom = 360;
-
-// A tick step of 1, 2 or 5 x 10^k giving about five ticks up to `max`.
 double tick_step(double max) {
   if (max <= 0) return 1;
   const double rough = max / 5;
@@ -24,6 +18,12 @@ double tick_step(double max) {
   }
   return 10 * magnitude;
 }
+
+namespace {
+
+// Canvas and plot area, in pixels; the legend sits right of the plot.
+constexpr double kWidth = 800, kHeight = 420;
+constexpr double kLeft = 70, kRight = 540, kTop = 50, kBottom = 360;
 
 // The y axis from 0 to a whole number of ticks above `max`.
 struct YAxis {

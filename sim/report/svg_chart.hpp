@@ -60,4 +60,8 @@ struct BarChart {
 std::string render_svg(const LineChart& chart);
 std::string render_svg(const BarChart& chart);
 
+// A tick step of 1, 2 or 5 x 10^k giving about five ticks from 0 up to `max` (1 when `max` is
+// not positive): the charts' y axes here, the timelines' time axes (timeline_svg.hpp).
+double tick_step(double max);
+
 }  // namespace gpuscale::report

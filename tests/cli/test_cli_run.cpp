@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -482,6 +483,56 @@ TEST(CliRun, TraceToAMissingFolderFailsCleanly) {
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(r.out.empty());
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The timeline as a picture: a row per GPU's kernels and copies and per link direction used, and
+// with a window, an axis that ends where the window does.
+TEST(CliRun, TimelineSvgHasARowPerGpuAndLinkAndAWindowSetsItsAxis) {
+  const std::string svg = std::string(GPUSCALE_TEST_TMPDIR) + "/run-timeline.svg";
+  const std::string command = kGpuscale + " run --topology dgx1-v100 --workload lenet --gpus 2 "
+                              "--batch 16 --comm nccl --timeline " + svg;
+  std::remove(svg.c_str());
+  const auto r = run_command(command);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string whole = file_text(svg);
+  EXPECT_TRUE(whole.starts_with("<svg ")) << whole.substr(0, 100);
+  EXPECT_TRUE(whole.ends_with("</svg>\n"));
+  EXPECT_THAT(whole, ::testing::HasSubstr(">lenet nccl 2 GPUs batch 16</text>"));
+  for (const char* track : {"gpu0 kernels", "gpu0 copies", "gpu1 kernels", "gpu1 copies"}) {
+    EXPECT_THAT(whole, ::testing::HasSubstr(std::string(">") + track + "</text>")) << track;
+  }
+  EXPECT_THAT(whole, ::testing::ContainsRegex(">nvlink gpu[01]&gt;gpu[01]</text>"));
+
+  ASSERT_EQ(run_command(command + " --timeline-window 2:7").status, 0);
+  const std::string window = file_text(svg);
+  EXPECT_NE(window, whole);
+  EXPECT_THAT(window, ::testing::HasSubstr("text-anchor=\"middle\">2</text>"));
+  EXPECT_THAT(window, ::testing::HasSubstr("text-anchor=\"middle\">7</text>"));
+}
+
+TEST(CliRun, ABadTimelineWindowIsOneLineAndWritesNothing) {
+  const std::string svg = std::string(GPUSCALE_TEST_TMPDIR) + "/run-timeline-bad.svg";
+  std::remove(svg.c_str());
+  for (const std::string window : {"5", "5:2", "3:3", "-1:3", "a:4", "1:", "1:inf"}) {
+    const auto r = run_command(kGpuscale + " run --workload lenet --gpus 2 --timeline " + svg +
+                               " --timeline-window=" + window);
+    EXPECT_EQ(r.status, 2) << window;
+    EXPECT_TRUE(r.out.empty()) << window;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_THAT(r.err, ::testing::StartsWith("--timeline-window: '" + window +
+                                             "' is not a window: write FROM:TO")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(svg)) << window;
+  }
+  const auto r = run_command(kGpuscale + " run --workload lenet --gpus 2 --timeline-window 0:5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("--timeline-window requires --timeline")) << r.err;
 }
 
 }  // namespace

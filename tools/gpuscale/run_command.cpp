@@ -5,11 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/core/csv.hpp"
@@ -19,6 +22,7 @@
 #include "sim/replay/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/report/timeline_svg.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
 #include "topologies/src/topology_config.hpp"
@@ -33,6 +37,8 @@ struct RunOptions {
   std::string format = "table";
   std::string trace;         // Chrome / Perfetto trace file
   std::string events;        // the same timeline as CSV, one row per kernel, copy or transfer leg
+  std::string timeline;      // the same timeline as an SVG picture
+  std::string timeline_window;  // --timeline-window, "FROM:TO" in ms, when given
   double fusion_mb = 0;      // --fusion-mb, when given
   double fusion_cycle_ms = 0;  // --fusion-cycle-ms, when given
   int decode_threads = 4;    // --decode-threads, when given
@@ -80,7 +86,7 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
     }
     e.seed = f.seed;
   }
-  e.record_timeline = !o.trace.empty() || !o.events.empty();
+  e.record_timeline = !o.trace.empty() || !o.events.empty() || !o.timeline.empty();
   return e;
 }
 
@@ -92,14 +98,40 @@ void check_writable_folder(const std::string& option, const std::string& path) {
   }
 }
 
-std::string trace_of(const std::vector<sim::ResultRow>& rows) {
+// `text` as a number when all of it is one ("12", "2.5", "1e3"), else nullopt.
+std::optional<double> number_of(std::string_view text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// --timeline-window's "FROM:TO", milliseconds of simulated time, as a window in seconds.
+report::TimeWindow timeline_window_of(const std::string& text) {
+  const std::string_view window = text;
+  const size_t colon = window.find(':');
+  std::optional<double> from_ms, to_ms;
+  if (colon != std::string_view::npos) {
+    from_ms = number_of(window.substr(0, colon));
+    to_ms = number_of(window.substr(colon + 1));
+  }
+  if (!from_ms || !to_ms || !(*from_ms >= 0) || !(*to_ms > *from_ms) || !std::isfinite(*to_ms)) {
+    throw ConfigError(Origin{"--timeline-window", 0},
+                      fmt::format("'{}' is not a window: write FROM:TO, milliseconds of simulated "
+                                  "time with 0 <= FROM < TO (e.g. 120:180)", text));
+  }
+  return {*from_ms * 1e-3, *to_ms * 1e-3};
+}
+
+// Each configuration's timeline, titled for the trace's processes and the picture's panels.
+std::vector<sim::Timeline> titled_timelines(const std::vector<sim::ResultRow>& rows) {
   std::vector<sim::Timeline> timelines;
   for (const sim::ResultRow& r : rows) {
     sim::Timeline t = r.timeline;
     t.title = fmt::format("{} {} {} GPUs batch {}", r.workload, r.comm, r.gpus, r.batch);
     timelines.push_back(std::move(t));
   }
-  return sim::chrome_trace_json(timelines);
+  return timelines;
 }
 
 // Every event of every configuration's timeline, in time order within each configuration: which
@@ -292,6 +324,10 @@ void run(const RunOptions& o, const CLI::App& cmd) {
   // Before minutes of simulation.
   if (!o.trace.empty()) check_writable_folder("--trace", o.trace);
   if (!o.events.empty()) check_writable_folder("--events", o.events);
+  if (!o.timeline.empty()) check_writable_folder("--timeline", o.timeline);
+  const report::TimeWindow window = cmd.count("--timeline-window") > 0
+                                        ? timeline_window_of(o.timeline_window)
+                                        : report::TimeWindow{};
   const bool slow = warn_of_slow_configurations(experiment);
   const bool chatty = slow || experiment.workloads.size() * experiment.comms.size() *
                                       experiment.batches.size() * experiment.gpus.size() > 1;
@@ -329,8 +365,15 @@ void run(const RunOptions& o, const CLI::App& cmd) {
       out += spread_table(rows);
     }
   }
-  if (!o.trace.empty()) write_output_file(o.trace, trace_of(rows), Origin{"--trace", 0});
+  if (!o.trace.empty()) {
+    write_output_file(o.trace, sim::chrome_trace_json(titled_timelines(rows)),
+                      Origin{"--trace", 0});
+  }
   if (!o.events.empty()) write_output_file(o.events, events_csv(rows), Origin{"--events", 0});
+  if (!o.timeline.empty()) {
+    write_output_file(o.timeline, report::timeline_svg(titled_timelines(rows), window),
+                      Origin{"--timeline", 0});
+  }
   std::cout << out;
 }
 
@@ -417,6 +460,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--events", o->events, "Write the timeline as CSV: every kernel (its layer and "
                                          "algorithm), copy and link transfer (bytes) with its "
                                          "start and end, per configuration");
+  auto* timeline = cmd->add_option("--timeline", o->timeline,
+                                   "Write the timeline as an SVG picture: a panel per "
+                                   "configuration, a row per GPU's kernels and copies and per "
+                                   "link direction, coloured by category");
+  cmd->add_option("--timeline-window", o->timeline_window,
+                  "The stretch of simulated time --timeline draws, FROM:TO in milliseconds "
+                  "(default: the whole run)")
+      ->needs(timeline);
   cmd->callback([o, cmd] { run(*o, *cmd); });
 }
 
