@@ -11,6 +11,9 @@
 // the reported figure is the median of --reps passes after one untimed pass. The measured clock
 // (a chain of dependent additions, one per cycle) lets the per-core rate be carried to another CPU
 // as cycles per image (tools/bench/README.md, "bench_decode").
+// --batch-jitter B times whole batches instead: how much one batch's decode varies from the next
+// (the images drawn, the host), as the empirical distribution a machine file's
+// `variability.input` takes (docs/variability.md).
 // Run: build/tools/bench/bench_decode [--aug crop-flip,mxnet3] [--yaml FILE] (--help lists all).
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -26,6 +29,7 @@
 #include <thread>
 
 #include "tools/bench/decode_pipeline.hpp"
+#include "tools/bench/empirical_factors.hpp"
 
 namespace {
 
@@ -160,6 +164,30 @@ double images_per_second(const std::vector<Jpeg>& set, bool mxnet3, const Settin
     if (pass >= 0) walls.push_back(seconds_since(start));
   }
   return set.size() / median(walls);
+}
+
+// Seconds per batch of `batch` images drawn from the set at random (with replacement), each batch
+// decoded and augmented whole by one of `threads` threads, as one GPU's loader thread takes a
+// batch; `batches` are timed, after one untimed batch per thread.
+std::vector<double> batch_seconds(const std::vector<Jpeg>& set, bool mxnet3, const Settings& s,
+                                  int threads, int batch, int batches) {
+  const int total = batches + threads;
+  std::vector<double> seconds(static_cast<std::size_t>(total));
+  std::atomic<int> next{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&] {
+      Workspace w;
+      for (int b; (b = next++) < total;) {
+        std::mt19937_64 rng(image_seed(s.seed, -2, static_cast<std::size_t>(b)));
+        std::uniform_int_distribution<std::size_t> any_image(0, set.size() - 1);
+        const auto start = Clock::now();
+        for (int i = 0; i < batch; ++i) run_pipeline(set[any_image(rng)], mxnet3, s, rng, w, [](Stage) {});
+        seconds[static_cast<std::size_t>(b)] = seconds_since(start);
+      }
+    });
+  for (auto& worker : workers) worker.join();
+  return {seconds.begin() + threads, seconds.end()};
 }
 
 // The clock this core runs at: each addition depends on the one before, so the chain retires one
@@ -317,6 +345,37 @@ void write_yaml(const std::string& path, const Host& h, const SetSummary& set, c
   if (!(out << y.str())) throw std::runtime_error(path + ": cannot write");
 }
 
+struct JitterSettings {
+  int batch = 0;  // images per batch; 0: no jitter run
+  int batches = 1000;
+  int quantiles = 101;
+  std::string yaml;
+};
+
+// The batch-jitter run: percentiles on stdout and, with a YAML path, the `input:` entry.
+void run_batch_jitter(const std::vector<Jpeg>& set, const std::string& images, const std::string& aug,
+                      int threads, const Settings& s, const JitterSettings& j, const std::string& cpu) {
+  const std::vector<double> seconds = batch_seconds(set, aug == "mxnet3", s, threads, j.batch, j.batches);
+  const std::vector<double> factors = factors_over_median(seconds);
+  const double median_ms = gpuscale::quantile(seconds, 0.5) * 1e3;
+  fmt::print("{} batches of {} images ({}), {} threads: median {:.1f} ms per batch\n", j.batches, j.batch, aug,
+             threads, median_ms);
+  fmt::print("factor = batch time / median:  {}\n", factor_percentiles(factors));
+  if (j.yaml.empty()) return;
+  const std::string date = fmt::format("{:%Y-%m-%d}", fmt::gmtime(std::time(nullptr)));
+  std::ofstream out(j.yaml);
+  out << fmt::format(
+      "# tools/bench/bench_decode --batch-jitter: the factor (batch time / median) of {} batches of {}\n"
+      "# images drawn at random from the set, each decoded and augmented ({}) whole by one of {}\n"
+      "# threads; median {:.1f} ms per batch.\n"
+      "cpu: {}\ndate: \"{}\"\nimages: {}\n"
+      "input: {{distribution: empirical, quantiles: [{}],\n"
+      "        source: \"tools/bench/bench_decode --batch-jitter {} --aug {} on {}, {}\"}}\n",
+      j.batches, j.batch, aug, threads, median_ms, quoted(cpu), date, quoted(images),
+      quantile_list(factors, j.quantiles), j.batch, aug, cpu, date);
+  if (!out) throw std::runtime_error(j.yaml + ": cannot write");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -357,6 +416,20 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--yaml", yaml, "Also write the results to FILE");
+  JitterSettings jitter;
+  app.add_option("--batch-jitter", jitter.batch,
+                 "Time whole batches of this many images instead (the first --aug pipeline, the "
+                 "largest --threads count): the spread of one batch's decode")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--jitter-batches", jitter.batches, "Batches timed by --batch-jitter")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 1000000));
+  app.add_option("--jitter-quantiles", jitter.quantiles,
+                 "Factors in --jitter-yaml, at equally spaced probabilities from 0 to 1")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1001));
+  app.add_option("--jitter-yaml", jitter.yaml, "Write --batch-jitter's result as a machine file's "
+                                               "variability.input entry");
   CLI11_PARSE(app, argc, argv);
   synthetic.subsample = subsampling == "420";
 
@@ -375,6 +448,11 @@ int main(int argc, char** argv) {
                set.size(), source, summary.mean_width, summary.mean_height, summary.mean_megapixels, summary.mean_kb);
     fmt::print("CPU: {} (family {}, model {}), {} logical CPUs, clock measured {:.2f} GHz; {}\n", host.cpu,
                host.family, host.model, host.logical_cpus, host.measured_ghz, jpeg_library());
+    if (jitter.batch > 0) {
+      run_batch_jitter(set, source, augs.front(), *std::max_element(threads.begin(), threads.end()), s, jitter,
+                       host.cpu);
+      return 0;
+    }
 
     std::vector<PipelineResult> results;
     for (const std::string& aug : augs) {

@@ -27,11 +27,11 @@
 #include <thread>
 #include <vector>
 
-#include "sim/core/distribution.hpp"
+#include "tools/bench/empirical_factors.hpp"
 
 namespace {
 
-using gpuscale::quantile;
+using namespace gpuscale::bench;
 
 using Clock = std::chrono::steady_clock;
 
@@ -108,25 +108,16 @@ int run(const Settings& s) {
   stop = true;
   for (std::thread& t : threads) t.join();
 
-  std::sort(seconds.begin(), seconds.end());
-  const double median = quantile(seconds, 0.5);
-  std::vector<double> factors;
-  for (double t : seconds) factors.push_back(t / median);
+  const double median = gpuscale::quantile(seconds, 0.5);
+  const std::vector<double> factors = factors_over_median(seconds);
   utsname host{};
   uname(&host);
   fmt::print("{} ({} hardware threads), Linux {}: {} runs of {:.0f} us of work, {} load threads\n",
              cpu_model(), hardware, host.release, s.runs, median * 1e6, loaders);
-  fmt::print("factor = run time / median:  p1 {:.4f}  p10 {:.4f}  p90 {:.4f}  p99 {:.4f}  "
-             "p99.9 {:.4f}  max {:.4f}\n",
-             quantile(factors, 0.01), quantile(factors, 0.1), quantile(factors, 0.9),
-             quantile(factors, 0.99), quantile(factors, 0.999), factors.back());
+  fmt::print("factor = run time / median:  {}\n", factor_percentiles(factors));
   if (s.yaml.empty()) return 0;
 
-  std::string list;
-  for (int i = 0; i < s.quantiles; ++i) {
-    list += fmt::format("{}{:.4f}", i == 0 ? "" : ", ",
-                        quantile(factors, static_cast<double>(i) / (s.quantiles - 1)));
-  }
+  const std::string list = quantile_list(factors, s.quantiles);
   std::ofstream out(s.yaml);
   out << fmt::format(
       "# tools/bench/bench_host_noise: the factor (run time / median) of {} runs of {:.0f} us of\n"
