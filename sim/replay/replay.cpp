@@ -43,6 +43,8 @@ class Replay {
         algorithm_(algorithm_of(s.comm)), layout_(s.framework->exchange_layout(s.comm)),
         process_per_gpu_(s.framework->process_per_gpu(s.comm)),
         sync_after_op_(s.framework->execution.sync_after_op),
+        step_after_exchanges_(layout_ == wl::ExchangeLayout::Allreduce &&
+                              s.framework->execution.updates != wl::UpdateTiming::PerKey),
         protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol),
         compute_ranks_(ranks_ > kFullComputeUpToGpus ? 1 : ranks_),
         draws_(s.topology->variability(), s.samples > 0, s.seed, ranks_, compute_ranks_,
@@ -401,17 +403,43 @@ class Replay {
       }
       // Exchange and update, key by key in the order gradients become ready (graph_'s Update tasks).
       buckets_closed_ = 0;
+      auto updated = [&](size_t t) {
+        for (NodeId w : weights[t]) it.ends.push_back(w);
+        it.rank0_weights.push_back(weights[t][0]);
+      };
+      std::vector<std::pair<size_t, NodeId>> exchanged;  // [key, its allreduce's end], see below
       for (const wl::Task& task : graph_.tasks) {
         if (task.kind != wl::TaskKind::Update) continue;
         const auto t = static_cast<size_t>(task.tensor);
         const auto& ready_on = grad_ready[static_cast<size_t>(task.layer)];
         std::vector<NodeId> ready;
         for (int r = 0; r < compute_ranks_; ++r) ready.push_back(join({ready_on[static_cast<size_t>(r)], pushed[t][static_cast<size_t>(process_of(r))]}));
+        if (step_after_exchanges_) {
+          exchanged.emplace_back(t, allreduce_gradients(static_cast<int>(t), ready));
+          continue;
+        }
         weights[t] = exchange(static_cast<int>(t), ready);
-        for (NodeId w : weights[t]) it.ends.push_back(w);
-        it.rank0_weights.push_back(weights[t][0]);
+        updated(t);
       }
       close_bucket();  // the iteration's last, partly filled
+      // PyTorch's optimizer.step(): every weight, once every gradient is exchanged; Horovod's
+      // thread waits for that, DDP's issues once backward() has returned and its stream waits.
+      if (!exchanged.empty()) {
+        std::vector<NodeId> ends;
+        for (const auto& [t, end] : exchanged) ends.push_back(end);
+        const NodeId all_exchanged = join(ends);
+        const bool host_waits = f.execution.updates == wl::UpdateTiming::AfterEveryExchangeOnHost;
+        for (const auto& [t, end] : exchanged) {
+          for (int r = 0; r < compute_ranks_; ++r) {
+            const auto ri = static_cast<size_t>(r);
+            const NodeId step_issued = pushed[t][static_cast<size_t>(process_of(r))];
+            weights[t][ri] = host_waits
+                                 ? update_op(r, t, {all_exchanged})
+                                 : update_op(r, t, {backward_issued[ri], step_issued}, all_exchanged);
+          }
+          updated(t);
+        }
+      }
       iterations_.push_back(std::move(it));
     }
     if (!fusion_latches_.empty() && fusion_on_a_cycle()) schedule_tick();
@@ -433,13 +461,17 @@ class Replay {
     });
   }
 
-  // An update kernel on `rank`'s GPU as one engine operation.
-  // Its issue is noted for the next iteration's forward (updates_issued_).
-  NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready) {
+  // An update kernel on `rank`'s GPU as one engine operation, issued once `ready`; on the GPU
+  // it also waits for `stream_waits_for` if given. Its issue is noted for the next iteration's
+  // forward (updates_issued_).
+  NodeId update_op(int rank, size_t t, const std::vector<NodeId>& ready,
+                   NodeId stream_waits_for = -1) {
     NodeId issued = -1;
     HostThreadPool& pool = compute_pools_[static_cast<size_t>(compute_rank(rank))];
     const NodeId done = engine_op(pool, engine_factor(rank), ready, 1, 1, [&](NodeId start) {
-      return compute_node(rank, update_s_[t], {start},
+      std::vector<NodeId> deps{start};
+      if (stream_waits_for >= 0) deps.push_back(stream_waits_for);
+      return compute_node(rank, update_s_[t], deps,
                           [&] { return tensor_kernel("update", KernelCategory::update, t, tensor_bytes_[t]); });
     }, &issued);
     if (rank < compute_ranks_) updates_issued_[static_cast<size_t>(rank)].push_back(issued);
@@ -519,21 +551,29 @@ class Replay {
         break;
       }
       case wl::ExchangeLayout::Allreduce: {
-        NodeId exchanged = join(ready);
-        if (ranks_ > 1 && s_.allreduce.buffer.value <= 0) {
-          // One allreduce per tensor, in ready order on one communication stream.
-          if (last_fused_ >= 0) exchanged = join({exchanged, last_fused_});
-          exchanged = last_fused_ = append_schedule(schedule_for(bytes, 0), exchanged);
-        } else if (ranks_ > 1 && s_.allreduce.grouping == wl::AllreduceGrouping::Buckets) {
-          exchanged = add_to_bucket(t, exchanged);
-        } else if (ranks_ > 1) {
-          exchanged = fuse(key, exchanged);
-        }
+        const NodeId exchanged = allreduce_gradients(key, ready);
         for (int r = 0; r < compute_ranks_; ++r) deliver(r, update_op(r, t, {exchanged}));
         break;
       }
     }
     return weights;
+  }
+
+  // Key `key`'s gradient allreduced, alone or grouped, once it is ready on each compute rank:
+  // the node that ends when the summed gradient is on every GPU.
+  NodeId allreduce_gradients(int key, const std::vector<NodeId>& ready) {
+    NodeId exchanged = join(ready);
+    if (ranks_ > 1 && s_.allreduce.buffer.value <= 0) {
+      // One allreduce per tensor, in ready order on one communication stream.
+      if (last_fused_ >= 0) exchanged = join({exchanged, last_fused_});
+      const double bytes = tensor_bytes_[static_cast<size_t>(key)];
+      exchanged = last_fused_ = append_schedule(schedule_for(bytes, 0), exchanged);
+    } else if (ranks_ > 1 && s_.allreduce.grouping == wl::AllreduceGrouping::Buckets) {
+      exchanged = add_to_bucket(static_cast<size_t>(key), exchanged);
+    } else if (ranks_ > 1) {
+      exchanged = fuse(key, exchanged);
+    }
+    return exchanged;
   }
 
   // Gradients copied into a flat buffer of `bytes` on every GPU, the allreduce, and the copies back
@@ -722,6 +762,7 @@ class Replay {
   wl::ExchangeLayout layout_;
   bool process_per_gpu_;
   bool sync_after_op_;  // ExecutionModel::sync_after_op
+  bool step_after_exchanges_;  // updates wait for every exchange (updates_after_every_exchange)
   // [compute rank]: the issues of the previous iteration's updates on that GPU's thread.
   std::vector<std::vector<NodeId>> updates_issued_;
   ProtocolChoice protocol_;

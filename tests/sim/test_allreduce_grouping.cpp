@@ -1,10 +1,13 @@
 // How a framework groups gradients into allreduces (wl::AllreduceModel): DDP buckets of one
 // tensor each are the unfused exchange plus the copies into and out of each bucket, one bucket
 // holding every gradient waits for the last one, and the framework file's `allreduce` section is
-// read strictly, its `exchange` keys among them.
+// read strictly, its `exchange` keys among them. When the optimizer updates (wl::UpdateTiming):
+// MXNet each weight once its gradient is exchanged, PyTorch every weight after the whole
+// exchange, Horovod's thread waiting for it on the host, DDP's stream on the GPU.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -13,6 +16,8 @@
 #include "sim/replay/replay_inputs.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/src/framework.hpp"
+#include "workloads/src/layer_costs.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 namespace {
@@ -82,6 +87,74 @@ TEST(AllreduceGrouping, OneBucketForEveryGradientWaitsForTheLastOne) {
   one_bucket.framework = framework_with_allreduce(
       "one-bucket", "  grouping: buckets\n  buffer: 10 GB\n  first_bucket: 10 GB\n");
   EXPECT_GT(iteration_s(one_bucket), iteration_s(ddp));
+}
+
+// One iteration of ResNet-50 on 2 GPUs with an allreduce: when rank 0's GPU ends its last
+// backward kernel and its exchange (its last link transfer, or the last copy out of a fusion
+// buffer or bucket), and starts its first and last update.
+struct UpdateTimes {
+  double last_backward_end = 0, last_exchange_end = 0;
+  double first_update_start = 1e9, last_update_start = 0;
+};
+
+UpdateTimes update_times(const std::string& framework, const std::string& comm) {
+  Experiment e;
+  e.framework = framework;
+  e.workloads = {"resnet-50"};
+  e.gpus = {2};
+  e.batches = {16};
+  e.comms = {comm};
+  e.iterations = 1;
+  e.record_timeline = true;
+  const auto rows = run_experiment(e);
+  UpdateTimes u;
+  for (const TimelineEvent& event : rows.back().timeline.events) {
+    if (event.category == "link") {
+      u.last_exchange_end = std::max(u.last_exchange_end, event.end_s);
+    }
+    if (event.track != "gpu0 kernels") continue;
+    if (event.category == "copy" || event.category == "reduction") {  // into and out of buffers
+      u.last_exchange_end = std::max(u.last_exchange_end, event.end_s);
+    }
+    if (event.category == "backward") {
+      u.last_backward_end = std::max(u.last_backward_end, event.end_s);
+    }
+    if (event.category == "update") {
+      u.first_update_start = std::min(u.first_update_start, event.start_s);
+      u.last_update_start = std::max(u.last_update_start, event.start_s);
+    }
+  }
+  return u;
+}
+
+TEST(UpdateTiming, MxnetUpdatesEachWeightOnceItsGradientIsExchanged) {
+  // Horovod's ring under MXNet (an allreduce method): the first keys are updated while the GPU
+  // still runs backward.
+  const UpdateTimes u = update_times("mxnet", "ring");
+  EXPECT_LT(u.first_update_start, u.last_backward_end);
+}
+
+TEST(UpdateTiming, PytorchUpdatesEveryWeightAfterTheWholeExchange) {
+  for (const char* framework : {"pytorch-ddp", "pytorch-horovod"}) {
+    const UpdateTimes u = update_times(framework, "nccl");
+    EXPECT_GE(u.first_update_start, u.last_backward_end) << framework;
+    EXPECT_GE(u.first_update_start, u.last_exchange_end) << framework;
+  }
+}
+
+TEST(UpdateTiming, HorovodsThreadWaitsForTheExchangeDdpsStreamDoes) {
+  // DDP's updates are issued while the GPU still computes, so they follow the last allreduce at
+  // once; Horovod's thread issues them only then, one dispatch and launch each: the last starts
+  // at least every other update's dispatch later.
+  const UpdateTimes ddp = update_times("pytorch-ddp", "nccl");
+  const UpdateTimes horovod = update_times("pytorch-horovod", "nccl");
+  const wl::FrameworkConfig f = wl::load_framework("pytorch-horovod");
+  const double dispatch_s = f.host.engine_op.value.value + f.host.kernel_launch.value.value;
+  const auto updates = static_cast<double>(
+      wl::compute_costs(wl::load_workload("resnet-50")).tensors.size());
+  EXPECT_LT(ddp.first_update_start - ddp.last_exchange_end, dispatch_s);
+  EXPECT_GE(horovod.first_update_start - horovod.last_exchange_end, dispatch_s);
+  EXPECT_GE(horovod.last_update_start - horovod.last_exchange_end, updates * dispatch_s);
 }
 
 TEST(AllreduceGrouping, TheFrameworkFileSaysHowAndFlagsOverrideIt) {

@@ -232,7 +232,7 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
 
   MapReader e(r.require("execution", "{processes: one_per_node}"), "execution",
               {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops",
-               "cudnn_autotune", "sync_after_op", "training_loop"});
+               "cudnn_autotune", "sync_after_op", "training_loop", "updates"});
   f.execution.process_per_gpu =
       read_one_of(e.require("processes", "one_per_node"), "processes",
                   {"one_per_node", "one_per_gpu"}) == "one_per_gpu";
@@ -249,6 +249,13 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
                   {"mxnet_module_fit", "pytorch_main"}) == "pytorch_main"
           ? TrainingLoop::PytorchMain
           : TrainingLoop::MxnetModuleFit;
+  const std::string updates =
+      read_one_of(e.require("updates", "per_key"), "updates",
+                  {"per_key", "after_every_exchange_on_host", "after_every_exchange_on_stream"});
+  f.execution.updates = updates == "per_key" ? UpdateTiming::PerKey
+                        : updates == "after_every_exchange_on_host"
+                            ? UpdateTiming::AfterEveryExchangeOnHost
+                            : UpdateTiming::AfterEveryExchangeOnStream;
 
   MapReader h(r.require("host_costs", "{kernel_launch: 5 us, ...}"), "host_costs",
               {"kernel_launch", "stream_sync", "python_per_gpu", "metric_sync", "engine_op",

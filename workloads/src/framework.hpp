@@ -70,6 +70,23 @@ enum class TrainingLoop {
   PytorchMain
 };
 
+// When an allreduce's optimizer updates a weight (the kvstore methods update each key once it is
+// exchanged, whatever this says).
+enum class UpdateTiming {
+  // Each weight once its own gradient is exchanged: MXNet's engine runs a key's update as soon as
+  // the key's pull is done.
+  PerKey,
+  // Every weight once every gradient is exchanged, the issuing thread waiting on the host:
+  // Horovod's step() synchronizes every handle before the optimizer runs
+  // (horovod/torch/__init__.py:164-214 at v0.19.1).
+  AfterEveryExchangeOnHost,
+  // Every weight once every gradient is exchanged, the GPU stream waiting: DDP's reducer makes
+  // the stream wait for each bucket's allreduce at the end of backward (finalize_backward,
+  // torch/csrc/distributed/c10d/reducer.cpp at v1.6.0), and the thread issues optimizer.step()
+  // once backward() has returned, without waiting for the GPU.
+  AfterEveryExchangeOnStream
+};
+
 struct ExecutionModel {
   bool process_per_gpu = false;  // false: one Python process drives every GPU of a node
   int gpu_compute_workers = 2;   // engine threads per GPU running kernels
@@ -80,6 +97,7 @@ struct ExecutionModel {
   // before the next; false: it issues and moves on, the GPU stream keeps the order (PyTorch).
   bool sync_after_op = true;
   TrainingLoop training_loop = TrainingLoop::MxnetModuleFit;
+  UpdateTiming updates = UpdateTiming::PerKey;
 };
 
 // How allreduce methods group gradients into collectives (docs/replay.md, "Gradient exchange").
