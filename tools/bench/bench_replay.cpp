@@ -3,7 +3,9 @@
 // GPUs, and of ResNet-50 training iterations (batch 32 per GPU, nccl) on 8 and 512 GPUs. A replay
 // of 1 and of 3 iterations gives the cost of one more iteration, (x3 - x1) / 2, without the
 // set-up (loading, routing, building the platform) that both pay; a sampled run of 32 samples
-// (33 iterations) what error bars cost.
+// (33 iterations) what error bars cost, there and in the case they are for: ResNet-50 at batch 16
+// under PyTorch + Horovod on a Lassen whose kernels, host threads and input pipeline vary
+// (docs/variability.md), against a deterministic 3-iteration run of the same.
 //
 // Each configuration runs in a child process (SimGrid allows one engine per process); its wall
 // time is taken around that child, so it includes the set-up and the fork, and is the fastest of
@@ -16,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -62,15 +66,22 @@ Measure allreduce(const std::string& comm, int gpus) {
   return {wall, static_cast<double>(r.activities), r.seconds};
 }
 
-// `iterations` ResNet-50 iterations, or with `samples` a sampled run (docs/variability.md) of
-// that many iterations after the first; simulated_s is the replay's iteration time (steady state
-// from 2 iterations on, the first iteration alone otherwise; a sampled run's mean).
-Measure resnet50_iterations(int gpus, int iterations, int samples = 0) {
+// The default experiment (MXNet's framework) on kMachine.
+sim::Experiment on_machine() {
   sim::Experiment e;
   e.topology = kMachine;
+  return e;
+}
+
+// `iterations` ResNet-50 iterations, or with `samples` a sampled run (docs/variability.md) of
+// that many iterations after the first; simulated_s is the replay's iteration time (steady state
+// from 2 iterations on, the first iteration alone otherwise; a sampled run's mean). By default
+// MXNet's framework at batch 32 on kMachine; `e` may name another machine and framework.
+Measure resnet50_iterations(int gpus, int iterations, int samples = 0,
+                            sim::Experiment e = on_machine(), int batch = 32) {
   e.iterations = iterations;
   e.samples = samples;
-  const sim::Configuration config{"resnet-50", "nccl", 32, gpus};
+  const sim::Configuration config{"resnet-50", "nccl", batch, gpus};
   std::string text;
   const double wall = wall_seconds([&] {
     text = sim::run_isolated([&] {
@@ -81,6 +92,22 @@ Measure resnet50_iterations(int gpus, int iterations, int samples = 0) {
   });
   const nlohmann::json j = nlohmann::json::parse(text);
   return {wall, j["activities"].get<double>(), j["iteration_s"].get<double>()};
+}
+
+// kMachine with every source of variability; what a sampled iteration costs does not depend on
+// the spreads' sizes, only on which sources vary (the input pipeline adds every process's decode
+// threads).
+sim::Experiment horovod_on_a_varying_machine() {
+  const auto path = std::filesystem::temp_directory_path() / "bench-replay-varying-lassen.yaml";
+  std::ofstream(path) << "base: " << kMachine << "\nname: varying-" << kMachine << "\n"
+                      << "variability:\n"
+                      << "  compute: {distribution: normal, cv: 0.027, source: bench_replay}\n"
+                      << "  host: {distribution: exponential, mean: 0.02, source: bench_replay}\n"
+                      << "  input: {distribution: normal, cv: 0.05, source: bench_replay}\n";
+  sim::Experiment e;
+  e.topology = path.string();
+  e.framework = "pytorch-horovod";
+  return e;
 }
 
 void print_row(const std::string& what, int gpus, const Measure& m) {
@@ -111,6 +138,13 @@ int main() {
     print_row("resnet-50 b32 nccl, per iteration", gpus, increment);
     // Drawing factors costs next to nothing: 32 samples cost 32 more iterations.
     print_row("resnet-50 b32 nccl, 32 samples", gpus, resnet50_iterations(gpus, 0, 32));
+  }
+  const sim::Experiment varying = horovod_on_a_varying_machine();
+  for (int gpus : {8, 512}) {
+    print_row("resnet-50 b16 horovod, 3 iterations", gpus,
+              resnet50_iterations(gpus, 3, 0, varying, 16));
+    print_row("resnet-50 b16 horovod, 32 samples", gpus,
+              resnet50_iterations(gpus, 0, 32, varying, 16));
   }
   return 0;
 }
