@@ -762,7 +762,7 @@ class Replay {
   wl::ExchangeLayout layout_;
   bool process_per_gpu_;
   bool sync_after_op_;  // ExecutionModel::sync_after_op
-  bool step_after_exchanges_;  // updates wait for every exchange (updates_after_every_exchange)
+  bool step_after_exchanges_;  // updates wait for every exchange (ExecutionModel::updates)
   // [compute rank]: the issues of the previous iteration's updates on that GPU's thread.
   std::vector<std::vector<NodeId>> updates_issued_;
   ProtocolChoice protocol_;
