@@ -47,6 +47,17 @@ ordered_json metadata(const char* name, size_t pid, ordered_json args) {
 
 }  // namespace
 
+std::vector<Track> tracks_of(const Timeline& timeline) {
+  std::vector<Track> tracks;
+  std::map<std::string, size_t> index;
+  for (const TimelineEvent& e : timeline.events) {
+    const auto [it, added] = index.try_emplace(e.track, tracks.size());
+    if (added) tracks.push_back({e.track, {}});
+    tracks[it->second].events.push_back(&e);
+  }
+  return tracks;
+}
+
 std::string chrome_trace_json(const std::vector<Timeline>& timelines) {
   ordered_json events = ordered_json::array();
   for (size_t t = 0; t < timelines.size(); ++t) {
@@ -54,16 +65,8 @@ std::string chrome_trace_json(const std::vector<Timeline>& timelines) {
     const size_t pid = t + 1;
     events.push_back(metadata("process_name", pid, {{"name", timeline.title}}));
     events.push_back(metadata("process_sort_index", pid, {{"sort_index", pid}}));
-    std::vector<std::string> tracks;
-    std::map<std::string, std::vector<const TimelineEvent*>> by_track;
-    for (const TimelineEvent& e : timeline.events) {
-      auto& list = by_track[e.track];
-      if (list.empty()) tracks.push_back(e.track);
-      list.push_back(&e);
-    }
     int tid = 0;
-    for (const std::string& track : tracks) {
-      const auto& list = by_track[track];
+    for (const auto& [track, list] : tracks_of(timeline)) {
       const std::vector<int> lane = assign_lanes(list);
       const int lanes = *std::max_element(lane.begin(), lane.end()) + 1;
       for (int l = 0; l < lanes; ++l) {

@@ -31,6 +31,16 @@ struct Timeline {
   std::vector<TimelineEvent> events;
 };
 
+// One track of a timeline: its name and its events, in the timeline's order.
+struct Track {
+  std::string name;
+  std::vector<const TimelineEvent*> events;
+};
+
+// The timeline's tracks in the order their first events appear in `events` (the order the trace
+// and the SVG picture, report/timeline_svg.hpp, show them in).
+std::vector<Track> tracks_of(const Timeline& timeline);
+
 // The trace file's text. Tracks keep the order of their first event's appearance in `events`.
 // Timeline i is process i + 1 (some viewers drop pid 0); every event has a category.
 std::string chrome_trace_json(const std::vector<Timeline>& timelines);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <set>
 #include <utility>
 
@@ -17,6 +16,7 @@ namespace {
 
 using sim::Timeline;
 using sim::TimelineEvent;
+using sim::Track;
 
 // Vertical layout, in pixels.
 constexpr double kRowHeight = 14, kBarHeight = 10;
@@ -116,20 +116,6 @@ TimeAxis axis_of(const Timeline& timeline, const TimeWindow& window) {
   return {0, end_s > 0 ? end_s : 1e-3};
 }
 
-using Track = std::pair<std::string, std::vector<const TimelineEvent*>>;
-
-// Each track's events, the tracks in the order their first event appears.
-std::vector<Track> tracks_of(const Timeline& timeline) {
-  std::vector<Track> tracks;
-  std::map<std::string, size_t> index;
-  for (const TimelineEvent& e : timeline.events) {
-    const auto [it, added] = index.try_emplace(e.track, tracks.size());
-    if (added) tracks.push_back({e.track, {}});
-    tracks[it->second].second.push_back(&e);
-  }
-  return tracks;
-}
-
 // One rectangle: an event, or consecutive events of one category merged; x in pixels.
 struct Bar {
   double x0 = 0, x1 = 0;
@@ -222,8 +208,8 @@ std::string panel_svg(const Timeline& timeline, const std::vector<Track>& tracks
   for (size_t r = 0; r < tracks.size(); ++r) {
     const double row_top = rows_top + kRowHeight * static_cast<double>(r);
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-                       kTimelinePlotLeft - 6, row_top + 11, xml_escape(tracks[r].first));
-    for (const Bar& bar : bars_of(tracks[r].second, axis)) out += bar_svg(bar, row_top);
+                       kTimelinePlotLeft - 6, row_top + 11, xml_escape(tracks[r].name));
+    for (const Bar& bar : bars_of(tracks[r].events, axis)) out += bar_svg(bar, row_top);
   }
   return out;
 }
@@ -235,7 +221,7 @@ std::string timeline_svg(const std::vector<Timeline>& timelines, const TimeWindo
   std::string panels;
   double y = legend.bottom;
   for (const Timeline& timeline : timelines) {
-    const std::vector<Track> tracks = tracks_of(timeline);
+    const std::vector<Track> tracks = sim::tracks_of(timeline);
     panels += panel_svg(timeline, tracks, axis_of(timeline, window), y);
     y += panel_height(tracks.size());
   }

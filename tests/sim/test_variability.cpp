@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <string>
 
@@ -59,26 +60,29 @@ double expected_max_of_standard_normals(int n) {
 }
 
 const char* kStill = "{compute: {distribution: normal, cv: 0, source: test}}";
-// Every factor 1.1: the iteration grows by a tenth of the forward and backward kernels' time.
-const char* kTenthSlower =
-    "{compute: {distribution: empirical, quantiles: [1.1, 1.1], source: test}}";
 
-// The mean iteration over sampled iterations, less the deterministic one, in units of the
-// forward and backward kernels' time: the closed form's cv x E[max]. That time is the growth of
-// the iteration when every kernel takes 1.1 times as long, over 0.1: the kernels' sum as
-// modelled (the replay's fpbp_s is their run times, longer where a forward shares its GPU with
-// the previous iteration's updates). The deterministic run simulates as many iterations
-// (zero spread is the deterministic replay: a test below), so that what the first iterations
-// leave in the mean is the same in all three.
+// The mean iteration with `variability` (mean_with runs a sampled run on a machine with that
+// section), less the one where `source` does not vary, in units of the time `source` scales:
+// the growth of the iteration when every factor of `source` is 1.1, over 0.1. For compute, the
+// kernels' sum as modelled (the replay's fpbp_s is their run times, longer where a forward
+// shares its GPU with the previous iteration's updates). The still run simulates as many
+// iterations (zero spread is the deterministic replay: a test below), so that what the first
+// iterations leave in the mean is the same in all three.
+double excess_in_units_of(const std::string& source, const std::string& variability,
+                          const std::function<double(const std::string&)>& mean_with) {
+  const double still =
+      mean_with("{" + source + ": {distribution: normal, cv: 0, source: test}}");
+  const double tenth_slower = mean_with(
+      "{" + source + ": {distribution: empirical, quantiles: [1.1, 1.1], source: test}}");
+  const double unit = (tenth_slower - still) / 0.1;
+  return (mean_with(variability) - still) / unit;
+}
+
+// The excess in units of the forward and backward kernels' time: the closed form's cv x E[max].
 double excess_per_compute(const std::string& base, const std::string& variability, int gpus) {
-  const int samples = 1000;
-  const auto mean_with = [&](const char* v) {
-    return run_one(one_bucket(machine_with(base, v), gpus, samples)).iteration_s;
-  };
-  const double sampled = mean_with(variability.c_str());
-  const double still = mean_with(kStill);
-  const double kernels = (mean_with(kTenthSlower) - still) / 0.1;
-  return (sampled - still) / kernels;
+  return excess_in_units_of("compute", variability, [&](const std::string& v) {
+    return run_one(one_bucket(machine_with(base, v), gpus, 1000)).iteration_s;
+  });
 }
 
 const char* kNormal = "{compute: {distribution: normal, cv: 0.1, source: test}}";
@@ -166,17 +170,11 @@ Experiment input_run(const std::string& variability, const std::string& workload
   return e;
 }
 
-// The mean sampled iteration of a decode-bound run, less the deterministic one, in units of one
-// batch's decode time (measured as excess_per_compute measures the kernels').
+// The excess of a decode-bound run in units of one batch's decode time.
 double excess_per_decode(const std::string& variability, int gpus, int samples) {
-  const auto mean_with = [&](const std::string& v) {
+  return excess_in_units_of("input", variability, [&](const std::string& v) {
     return run_one(input_run(v, "alexnet", 256, gpus, samples)).iteration_s;
-  };
-  const double still = mean_with("{input: {distribution: normal, cv: 0, source: test}}");
-  const double decode =
-      (mean_with("{input: {distribution: empirical, quantiles: [1.1, 1.1], source: test}}") -
-       still) / 0.1;
-  return (mean_with(variability) - still) / decode;
+  });
 }
 
 const char* kSlowBatches = "{input: {distribution: exponential, mean: 0.2, source: test}}";

@@ -357,7 +357,7 @@ void run_batch_jitter(const std::vector<Jpeg>& set, const std::string& images, c
                       int threads, const Settings& s, const JitterSettings& j, const std::string& cpu) {
   const std::vector<double> seconds = batch_seconds(set, aug == "mxnet3", s, threads, j.batch, j.batches);
   const std::vector<double> factors = factors_over_median(seconds);
-  const double median_ms = gpuscale::quantile(seconds, 0.5) * 1e3;
+  const double median_ms = median(seconds) * 1e3;
   fmt::print("{} batches of {} images ({}), {} threads: median {:.1f} ms per batch\n", j.batches, j.batch, aug,
              threads, median_ms);
   fmt::print("factor = batch time / median:  {}\n", factor_percentiles(factors));
