@@ -1,9 +1,14 @@
 // The shipped machines load, validate and route, and match the facts of ../shared/brief.md:
-// the DGX-1V NVLink matrix (§2), the P100 cube (§2), the C4140 configurations (§4), Sierra
-// nodes (§5) and a 512-GPU Lassen.
+// the DGX-1V NVLink matrix (§2), the P100 cube (§2), the C4140 configurations and the other
+// Dell machines of §4, Sierra nodes (§5) and a 512-GPU Lassen.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "topologies/src/rings.hpp"
 #include "topologies/src/routing.hpp"
@@ -24,6 +29,25 @@ int nvlink_lanes(const Topology& t, int a, int b) {
   return k ? t.links()[*k].lanes : 0;
 }
 
+// The CPU a GPU hangs off: the other end of its one x16 PCIe link, which must be a CPU.
+int socket_of(const Topology& t, int gpu) {
+  int cpu = -1;
+  for (int k : t.links_of(gpu)) {
+    const Link& l = t.links()[k];
+    if (l.kind != LinkKind::Pcie) continue;
+    EXPECT_EQ(cpu, -1) << t.devices()[gpu].name << " has more than one PCIe link";
+    EXPECT_EQ(l.lanes, 16);
+    cpu = l.other(gpu);
+  }
+  EXPECT_EQ(t.devices()[cpu].kind, DeviceKind::Cpu) << t.devices()[gpu].name;
+  return cpu;
+}
+
+int count_of(const Topology& t, DeviceKind kind) {
+  return static_cast<int>(std::count_if(t.devices().begin(), t.devices().end(),
+                                        [kind](const Device& d) { return d.kind == kind; }));
+}
+
 // brief §2: `nvidia-smi topo -m` on a DGX-1 with V100.
 constexpr int kDgx1VoltaNvlinks[8][8] = {
     {0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0},
@@ -33,8 +57,9 @@ constexpr int kDgx1VoltaNvlinks[8][8] = {
 
 TEST(ShippedMachines, EveryMachineLoadsValidatesAndRoutesInEveryMode) {
   const auto names = shipped_topologies().names();
-  for (const char* expected : {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m",
-                               "dss8440", "sierra-node", "lassen"}) {
+  for (const char* expected :
+       {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m", "dss8440", "r740", "t640",
+        "r940xa", "precision-5820", "sierra-node", "lassen"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));
   }
   for (const auto& name : names) {
@@ -134,6 +159,92 @@ TEST(ShippedMachines, C4140BAndDss8440HaveNoNvlinkAndRouteOverPcie) {
   }
   EXPECT_EQ(load("c4140-b").gpus().size(), 4u);
   EXPECT_EQ(load("dss8440").gpus().size(), 8u);
+}
+
+// brief §4: the R740, T640 and R940xa of Dell's MLPerf study put each V100-PCIe on its own x16
+// port of a CPU, with no switch and no NVLink.
+TEST(ShippedMachines, DellCpuAttachedMachinesRouteCrossSocketPairsThroughTheCpus) {
+  struct Expected {
+    const char* name;
+    int gpus, cpus;
+    std::vector<int> socket_of_gpu;  // index among the CPUs, in device order
+    double memory_GB;
+  };
+  for (const Expected& m : {Expected{"r740", 3, 2, {0, 1, 1}, 16},
+                            Expected{"t640", 4, 2, {0, 0, 1, 1}, 32},
+                            Expected{"r940xa", 4, 4, {0, 1, 2, 3}, 16}}) {
+    SCOPED_TRACE(m.name);
+    const Topology t = load(m.name);
+    ASSERT_EQ(t.gpus().size(), static_cast<size_t>(m.gpus));
+    EXPECT_EQ(count_of(t, DeviceKind::Cpu), m.cpus);
+    EXPECT_EQ(count_of(t, DeviceKind::PcieSwitch), 0);
+    for (const Link& l : t.links()) EXPECT_NE(l.kind, LinkKind::NvLink);
+    std::vector<int> cpus;
+    for (int d = 0; d < static_cast<int>(t.devices().size()); ++d) {
+      if (t.devices()[d].kind == DeviceKind::Cpu) cpus.push_back(d);
+    }
+    const Router staged(t, t.default_routing());
+    const Router direct(t, RoutingMode::Direct);
+    for (int i = 0; i < m.gpus; ++i) {
+      const int a = t.gpus()[i];
+      EXPECT_EQ(t.devices()[a].model, "V100-PCIe");
+      EXPECT_DOUBLE_EQ(t.devices()[a].memory->value, m.memory_GB * 1e9);
+      EXPECT_EQ(socket_of(t, a), cpus[m.socket_of_gpu[i]]);
+      for (int j = i + 1; j < m.gpus; ++j) {
+        const int b = t.gpus()[j];
+        const Route d = direct.route(a, b);
+        EXPECT_EQ(d.kind, RouteKind::P2p);
+        const Route s = staged.route(a, b);
+        if (m.socket_of_gpu[i] == m.socket_of_gpu[j]) {
+          // One root complex: peer to peer through the shared CPU.
+          EXPECT_EQ(d.devices(), (std::vector<int>{a, socket_of(t, a), b}));
+          EXPECT_EQ(s.kind, RouteKind::P2p);
+        } else {
+          // GPU, its CPU, the other GPU's CPU over UPI, the other GPU; staged in host memory.
+          EXPECT_EQ(d.devices(), (std::vector<int>{a, socket_of(t, a), socket_of(t, b), b}));
+          EXPECT_EQ(s.kind, RouteKind::HostStaged);
+          ASSERT_EQ(s.legs.size(), 2u);
+          EXPECT_EQ(s.legs[0].dst(), socket_of(t, a));
+        }
+      }
+    }
+    const RingSet rings = find_rings(t);
+    EXPECT_FALSE(rings.over_nvlink);
+    EXPECT_EQ(rings.rings.size(), 1u);
+  }
+}
+
+// Skylake-SP Platinum parts have 3 UPI links: four sockets are fully connected, one link a pair.
+TEST(ShippedMachines, R940xaJoinsItsFourSocketsByOneUpiLinkPerPair) {
+  const Topology t = load("r940xa");
+  std::map<std::pair<int, int>, int> upi;
+  for (const Link& l : t.links()) {
+    if (l.kind == LinkKind::Upi) upi[std::minmax(l.a, l.b)] += l.lanes;
+  }
+  EXPECT_EQ(upi.size(), 6u);
+  for (const auto& [pair, lanes] : upi) EXPECT_EQ(lanes, 1);
+}
+
+// Two Quadro GV100 joined by two NVLink bridges of 2 NVLink2 links each: NV4, 100 GB/s per
+// direction; both cards on the one Xeon W.
+TEST(ShippedMachines, Precision5820PairsTwoGv100sByFourNvlinks) {
+  const Topology t = load("precision-5820");
+  ASSERT_EQ(t.gpus().size(), 2u);
+  EXPECT_EQ(count_of(t, DeviceKind::Cpu), 1);
+  const int a = t.gpus()[0], b = t.gpus()[1];
+  EXPECT_EQ(nvlink_lanes(t, a, b), 4);
+  const Link& nvlink = t.links()[*t.nvlink_between(a, b)];
+  EXPECT_DOUBLE_EQ(nvlink.bandwidth.value, 100e9);
+  EXPECT_NEAR(nvlink.effective_bandwidth().value, 96e9, 1e6);
+  for (int g : t.gpus()) {
+    EXPECT_EQ(t.devices()[g].model, "Quadro-GV100");
+    EXPECT_DOUBLE_EQ(t.devices()[g].memory->value, 32e9);
+  }
+  EXPECT_EQ(socket_of(t, a), socket_of(t, b));
+  EXPECT_EQ(Router(t, t.default_routing()).route(a, b).kind, RouteKind::NvLink);
+  const RingSet rings = find_rings(t);
+  EXPECT_TRUE(rings.over_nvlink);
+  EXPECT_EQ(rings.rings.size(), 4u);  // one ring per lane (docs/topology-schema.md#rings)
 }
 
 TEST(ShippedMachines, SierraNodeHasTwoNvlinkIslandsOfThreeBricks) {
