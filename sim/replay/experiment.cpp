@@ -1,5 +1,6 @@
 #include "sim/replay/experiment.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
   const wl::Dataset dataset = wl::load_dataset(w.dataset);
   const long images = (e.images > 0 ? e.images : dataset.samples) *
                       (e.scaling == Scaling::Weak ? c.gpus : 1);
-  const double per_iteration = static_cast<double>(c.gpus) * c.batch;
+  const double per_iteration = samples_per_iteration(e, c);
   const double iterations = std::ceil(static_cast<double>(images) / per_iteration);
 
   const auto parts = wl::estimate_memory(
@@ -114,6 +115,7 @@ ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::
   row.scaling = e.scaling == Scaling::Strong ? "strong" : "weak";
   row.gpus = c.gpus;
   row.batch = c.batch;
+  row.spatial_ways = spatial_ways(e, c);
   row.iteration_s = j["iteration_s"];
   row.epoch_s = j["epoch_s"];
   row.setup_s = j["setup_s"];
@@ -183,10 +185,31 @@ double expected_simulation_seconds(const std::string& comm, int gpus) {
   return comm == "p2p" && gpus > 16 ? kP2pSecondsPerGpuSquared * gpus * gpus : 0;
 }
 
+int spatial_ways(const Experiment& e, const Configuration& c) {
+  return c.gpus == 1 ? 1 : e.spatial;
+}
+
+double samples_per_iteration(const Experiment& e, const Configuration& c) {
+  return static_cast<double>(c.gpus) * c.batch / spatial_ways(e, c);
+}
+
 void check_gpu_counts(const Experiment& e) {
+  if (e.spatial < 1) {
+    throw ConfigError({"--spatial", 0}, fmt::format("must be at least 1, not {}", e.spatial));
+  }
+  if (e.spatial > 1 && !e.profile.empty()) {
+    throw ConfigError({"--spatial", 0},
+                      "needs the analytic compute model: a measured profile holds whole layers, "
+                      "not the blocks of a split sample; drop --profile or --spatial");
+  }
   for (size_t i = 0; i < e.gpus.size(); ++i) {
     const Origin written_at =
         e.gpus_written_at.size() == e.gpus.size() ? e.gpus_written_at[i] : Origin{"--gpus", 0};
+    if (e.gpus[i] > 1 && e.gpus[i] % e.spatial != 0) {
+      throw ConfigError(written_at, fmt::format("{} GPUs cannot form groups of {} (--spatial): use "
+                                                "a multiple of {}",
+                                                e.gpus[i], e.spatial, e.spatial));
+    }
     // A cluster is sized to the count (machine_for), so each count needs its own machine.
     check_job_fits(machine_for(e.topology, e.topology_overrides, e.gpus[i], e.topology_document),
                    e.gpus[i], written_at);

@@ -57,6 +57,10 @@ struct Experiment {
   // decode and augment each batch for all GPUs of a process.
   std::optional<int> decode_threads;
   std::string protocol = "auto";
+  // Spatial parallelism: each sample split over this many GPUs (workloads/src/
+  // spatial_partition.hpp); every GPU count but 1 must be a multiple of it, and one GPU (the
+  // speedup's baseline) holds whole samples. 1: data parallelism alone.
+  int spatial = 1;
   std::string profile;                          // measured profile file; empty: analytic model
   int iterations = 4;
   // Sampled variability (docs/variability.md): `samples` iterations after a warm-up one, each
@@ -103,6 +107,7 @@ struct ResultRow {
   std::string exchange;  // how the framework ran `comm` (FrameworkConfig::describe_exchange)
   int gpus = 1;
   int batch = 1;
+  int spatial_ways = 1;  // the GPUs sharing each sample (Experiment::spatial)
   double iteration_s = 0, epoch_s = 0, speedup = 0, throughput_img_s = 0;
   double setup_s = 0;  // paid once per run, in epoch_s (run_setup.hpp)
   double fpbp_s = 0, wu_s = 0, exposed_comm_s = 0;
@@ -158,8 +163,14 @@ ResultRow result_row_of(const Experiment& experiment, const Configuration& confi
 // scaling: the throughput ratio), and a sampled row's speedup percentiles (IterationSpread).
 void set_speedup(ResultRow& row, Scaling scaling, double one_gpu_epoch_s);
 
-// Throws ConfigError when a GPU count of the experiment does not fit its machine, naming where
-// the count is written: run_experiment checks this before it simulates anything.
+// The GPUs that share each sample in `config` (Experiment::spatial; one GPU holds whole samples).
+int spatial_ways(const Experiment& experiment, const Configuration& config);
+// The samples one iteration of `config` trains: its GPUs' batches, less what groups share.
+double samples_per_iteration(const Experiment& experiment, const Configuration& config);
+
+// Throws ConfigError when a GPU count of the experiment does not fit its machine, or cannot be
+// split into its spatial groups, naming where the count is written: run_experiment checks this
+// before it simulates anything.
 void check_gpu_counts(const Experiment& experiment);
 
 // Runs every configuration; `progress(done, total, row)` after each (for stderr).

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kKeys = {
     "topology", "set",     "workload",   "gpus",      "batch",   "comm",
     "routing",  "scaling", "images",     "fusion_mb", "fusion_cycle_ms", "decode_threads",
-    "protocol", "profile", "iterations", "framework", "without", "samples", "seed"};
+    "protocol", "profile", "iterations", "framework", "without", "samples", "seed", "spatial"};
 
 // The file `node` names, looked up now so that an unknown name or a missing file is reported at
 // its line: a shipped name as it is, a path taken from the experiment's folder.
@@ -85,6 +85,9 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("decode_threads")) {
     e.decode_threads = static_cast<int>(read_integer(*n, "decode_threads", 1, 1024));
+  }
+  if (const auto* n = map.find("spatial")) {
+    e.spatial = static_cast<int>(read_integer(*n, "spatial", 1, 1024));
   }
   if (const auto* n = map.find("protocol")) {
     e.protocol = read_one_of(*n, "protocol", protocol_choice_names());

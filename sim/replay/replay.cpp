@@ -49,6 +49,10 @@ class Replay {
         compute_ranks_(ranks_ > kFullComputeUpToGpus ? 1 : ranks_),
         draws_(s.topology->variability(), s.samples > 0, s.seed, ranks_, compute_ranks_,
                process_per_gpu_ ? ranks_ : 1, process_per_gpu_ ? compute_ranks_ : 1) {
+    if (ranks_ % s.spatial.ways() != 0 ||
+        (s.spatial.splits() && static_cast<int>(s.spatial_exchanges.size()) != s.spatial.ways())) {
+      throw std::logic_error("a spatial split needs whole groups of ranks and a plan per member");
+    }
     const wl::HostCosts& host = s.framework->host;
     if (s.mechanisms.engine) {
       engine_op_s_ = host.engine_op.value.value;
@@ -68,6 +72,7 @@ class Replay {
       layer_times_.push_back(l == 0 ? compute::LayerTimes{} : s.compute->layer_times(static_cast<int>(l), s.batch));
     }
     for (const wl::ParamTensor& t : s.costs->tensors) update_s_.push_back(s.compute->update_time(t.elements).value);
+    busiest_member_ = busiest_member();
   }
 
   ReplayResult run() {
@@ -88,24 +93,88 @@ class Replay {
   }
 
  private:
-  // The legs of every rank pair any schedule of this run uses (schedules' pairs do not depend
-  // on the size).
+  // The legs of every rank pair any schedule of this run uses (an algorithm's pairs do not depend
+  // on the size; one that chooses among others by size names them, coll::algorithms_run_by).
   std::vector<topo::Leg> legs_needed() {
     std::vector<topo::Leg> legs;
     if (ranks_ < 2) return legs;
     std::set<int> roots(reducer_.begin(), reducer_.end());
     if (algorithm_ != "p2p") roots = {0};
-    for (int root : roots) {
-      for (topo::Leg& leg : schedule_legs(schedule_for(1e6, root), *s_.router, s_.gpus)) {
+    for (const std::string& algorithm : coll::algorithms_run_by(algorithm_)) {
+      for (int root : roots) {
+        const coll::Schedule s = coll::build_schedule(algorithm, request_for(1e6, root));
+        for (topo::Leg& leg : schedule_legs(s, *s_.router, s_.gpus)) legs.push_back(std::move(leg));
+      }
+    }
+    for (const auto& [from, to] : halo_pairs()) {
+      for (topo::Leg& leg : schedule_legs(copy_schedule(from, to, 1e6), *s_.router, s_.gpus)) {
         legs.push_back(std::move(leg));
       }
     }
     return legs;
   }
 
+  // --- Spatial parallelism -------------------------------------------------------------------
+  // The group member compute rank `rank` stands for: its own, or under symmetry the one that
+  // receives the most.
+  int spatial_member(int rank) const {
+    return compute_ranks_ == 1 ? busiest_member_ : rank % s_.spatial.ways();
+  }
+  // The rank of the member at grid offset (d_row, d_col) from `member`, in `member_rank`'s group.
+  int spatial_neighbour(int member_rank, int member, int d_row, int d_col) const {
+    const int cols = s_.spatial.cols;
+    return member_rank - member + (member / cols + d_row) * cols + member % cols + d_col;
+  }
+  // The rank a compute rank's member is in the job: itself, or under symmetry group 0's member.
+  int spatial_rank(int rank) const { return compute_ranks_ == 1 ? busiest_member_ : rank; }
+
+  // Every (sender, receiver) pair of the simulated members' halos and group sums.
+  std::set<std::pair<int, int>> halo_pairs() const {
+    std::set<std::pair<int, int>> pairs;
+    if (!s_.spatial.splits()) return pairs;
+    for (int r = 0; r < compute_ranks_; ++r) {
+      const int member = spatial_member(r), to = spatial_rank(r);
+      for (const wl::SpatialLayer& layer : s_.spatial_exchanges[static_cast<size_t>(member)]) {
+        for (const wl::SpatialPass* pass : {&layer.forward, &layer.backward_data}) {
+          for (const wl::HaloTransfer& h : pass->receives) {
+            pairs.emplace(spatial_neighbour(to, member, h.d_row, h.d_col), to);
+          }
+        }
+      }
+    }
+    return pairs;
+  }
+
+  // The member of a group whose halos and sums carry the most elements at this batch.
+  int busiest_member() const {
+    int busiest = 0;
+    double most = -1;
+    for (size_t m = 0; m < s_.spatial_exchanges.size(); ++m) {
+      double elements = 0;
+      for (const wl::SpatialLayer& layer : s_.spatial_exchanges[m]) {
+        for (const wl::SpatialPass* pass : {&layer.forward, &layer.backward_data}) {
+          for (const wl::HaloTransfer& h : pass->receives) {
+            elements += h.elements_per_sample * s_.batch + h.elements_fixed;
+          }
+        }
+      }
+      if (elements > most) {
+        most = elements;
+        busiest = static_cast<int>(m);
+      }
+    }
+    return busiest;
+  }
+
   // The exchange algorithm's schedule; a reduce or broadcast alone is NCCL's ring (MXNet's NCCL
   // kvstore calls ncclReduce and ncclBcast).
   coll::Schedule schedule_for(double bytes, int root, coll::Collective kind = coll::Collective::AllReduce) {
+    return coll::build_schedule(kind == coll::Collective::AllReduce ? algorithm_ : "nccl_ring",
+                                request_for(bytes, root, kind));
+  }
+
+  coll::CollectiveRequest request_for(double bytes, int root,
+                                      coll::Collective kind = coll::Collective::AllReduce) {
     coll::CollectiveRequest request;
     request.kind = kind;
     request.bytes = bytes;
@@ -114,7 +183,7 @@ class Replay {
     request.rings = s_.rings;
     request.node_of_rank = s_.node_of_rank;
     request.protocol = protocol_.for_bytes(bytes);
-    return coll::build_schedule(kind == coll::Collective::AllReduce ? algorithm_ : "nccl_ring", request);
+    return request;
   }
 
   // --- Compilation ---------------------------------------------------------------------------
@@ -190,13 +259,17 @@ class Replay {
     return done;
   }
 
-  NodeId copy(int src, int dst, double bytes, NodeId start) {
+  coll::Schedule copy_schedule(int src, int dst, double bytes) const {
     coll::Schedule s;
     s.algorithm = "copy";
     s.ranks = ranks_;
     s.payload_bytes = bytes;
     s.ops.push_back({coll::Op::Kind::Transfer, src, dst, bytes, 0, 1, {}});
-    return append_schedule(s, start);
+    return s;
+  }
+
+  NodeId copy(int src, int dst, double bytes, NodeId start) {
+    return append_schedule(copy_schedule(src, dst, bytes), start);
   }
 
   int compute_rank(int rank) const { return compute_ranks_ == 1 ? 0 : rank; }
@@ -364,8 +437,7 @@ class Replay {
               if (!sync_after_op_) {
                 for (NodeId w : weights_read(task)) deps.push_back(w);
               }
-              stream_tail[ri] = kernel(r, *task, deps);
-              if (r == 0) it.rank0_fpbp.push_back(stream_tail[ri]);
+              stream_tail[ri] = kernel(r, *task, deps, r == 0 ? &it.rank0_fpbp : nullptr);
             }
             last_launch = launched;
             return join({launched, stream_tail[ri]});
@@ -445,7 +517,10 @@ class Replay {
     if (!fusion_latches_.empty() && fusion_on_a_cycle()) schedule_tick();
   }
 
-  NodeId kernel(int rank, const wl::Task& task, const std::vector<NodeId>& deps) {
+  // A layer's pass on `rank`'s GPU once `deps` are done: its end. `gpu_work`, if given, receives
+  // each kernel node (two where a halo splits the pass into its interior and its border).
+  NodeId kernel(int rank, const wl::Task& task, const std::vector<NodeId>& deps,
+                std::vector<NodeId>* gpu_work) {
     const compute::LayerTimes& times = layer_times_[static_cast<size_t>(task.layer)];
     const auto [pass, seconds, verb] =
         task.kind == wl::TaskKind::Forward
@@ -453,12 +528,39 @@ class Replay {
         : task.kind == wl::TaskKind::BackwardWeights
             ? std::tuple{compute::TrainingPass::backward_weights, times.backward_weights.value, "bwd-weights"}
             : std::tuple{compute::TrainingPass::backward_data, times.backward_data.value, "bwd-data"};
-    return compute_node(rank, seconds * draws_.compute(rank), deps, [&] {
-      return kernel_record(
-          fmt::format("{} {}", verb, layer_name(task)),
-          pass == compute::TrainingPass::forward ? KernelCategory::forward : KernelCategory::backward,
-          layer_name(task), 0, s_.compute->pass_plan(task.layer, pass, s_.batch).algorithm);
-    });
+    auto run = [&](double part, const std::vector<NodeId>& after) {
+      const NodeId id = compute_node(rank, seconds * part * draws_.compute(rank), after, [&] {
+        return kernel_record(
+            fmt::format("{} {}", verb, layer_name(task)),
+            pass == compute::TrainingPass::forward ? KernelCategory::forward : KernelCategory::backward,
+            layer_name(task), 0, s_.compute->pass_plan(task.layer, pass, s_.batch).algorithm);
+      });
+      if (gpu_work != nullptr) gpu_work->push_back(id);
+      return id;
+    };
+    const wl::SpatialPass* halo = spatial_pass(rank, task);
+    if (halo == nullptr) return run(1, deps);
+    // The interior while the halo (or the group's sums) travels, then the border.
+    const NodeId start = join(deps);
+    const NodeId interior = run(halo->interior_fraction, {start});
+    std::vector<NodeId> border_after{interior};
+    const int member = spatial_member(rank), to = spatial_rank(rank);
+    const double element = wl::bytes_per_element(s_.workload->precision);
+    for (const wl::HaloTransfer& h : halo->receives) {
+      const double bytes = (h.elements_per_sample * s_.batch + h.elements_fixed) * element;
+      border_after.push_back(copy(spatial_neighbour(to, member, h.d_row, h.d_col), to, bytes, start));
+    }
+    if (halo->interior_fraction >= 1) return join(border_after);
+    return run(1 - halo->interior_fraction, border_after);
+  }
+
+  // What `rank` receives before it can finish `task`, if anything.
+  const wl::SpatialPass* spatial_pass(int rank, const wl::Task& task) const {
+    if (!s_.spatial.splits() || task.kind == wl::TaskKind::BackwardWeights) return nullptr;
+    const wl::SpatialLayer& layer = s_.spatial_exchanges[static_cast<size_t>(spatial_member(rank))]
+                                                        [static_cast<size_t>(task.layer)];
+    const wl::SpatialPass& pass = task.kind == wl::TaskKind::Forward ? layer.forward : layer.backward_data;
+    return pass.receives.empty() ? nullptr : &pass;
   }
 
   // An update kernel on `rank`'s GPU as one engine operation, issued once `ready`; on the GPU
@@ -773,6 +875,7 @@ class Replay {
   std::deque<HostThreadPool> compute_pools_, copy_pools_;
   std::optional<HostThreadPool> nccl_ops_;
   int compute_ranks_ = 1;
+  int busiest_member_ = 0;  // spatial parallelism under symmetry: the member rank 0 stands for
   VariabilityDraws draws_;  // this iteration's factors (all 1 unless the run samples)
   std::vector<double> tensor_bytes_;
   std::vector<int> reducer_;

@@ -32,6 +32,10 @@
 // collectives still run over every GPU and link). This keeps a 512-GPU iteration at O(layers +
 // collective flows) activities. It is exact for allreduce methods; for p2p it drops one effect,
 // the slowdown of the other reducer GPUs' kernels by the reductions they run.
+// Spatial parallelism: a layer's pass that needs its neighbours' halo runs its interior kernel
+// while the halo copies travel over the machine's links from the neighbours' GPUs, then its
+// border once they are in; under symmetry rank 0 stands for the group's member that receives the
+// most, so the simulated stream is the slowest of the group's.
 // Iterations are simulated back to back; the steady-state iteration time is the mean spacing of
 // the ends of iterations 2..N (the first warms the pipeline: it has no previous update to wait
 // for). A sampled run (ReplaySetup::samples) draws each iteration's times from the machine's
@@ -51,6 +55,7 @@
 #include "workloads/src/framework.hpp"
 #include "workloads/src/iteration_graph.hpp"
 #include "workloads/src/reducer_assignment.hpp"
+#include "workloads/src/spatial_partition.hpp"
 
 namespace gpuscale::sim {
 
@@ -93,6 +98,12 @@ struct ReplaySetup {
   wl::ReducerPolicy reducers = wl::ReducerPolicy::Greedy;
   wl::AllreduceModel allreduce;              // how allreduce methods group gradients
   std::string protocol = "auto";             // NCCL protocol: auto, ll, ll128, simple, ideal
+  // Spatial parallelism (workloads/src/spatial_partition.hpp): each group of spatial.ways()
+  // consecutive ranks splits its samples, `workload` is one GPU's shard, and
+  // spatial_exchanges[m][layer] is what the group's member m receives. No split: data
+  // parallelism alone.
+  wl::SpatialSplit spatial;
+  std::vector<std::vector<wl::SpatialLayer>> spatial_exchanges;
   int iterations = 4;
   // Sampled variability (docs/variability.md): with samples > 0 every iteration draws its
   // factors from the machine's distributions (VariabilityDraws) with `seed`; 0 keeps every time

@@ -55,7 +55,9 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
       placement(place_job(machine, c.gpus)),
       framework(framework_of(e)),
       router(machine, routing_of(machine, e, framework, c.comm)),
-      workload(wl::load_workload(c.workload)),
+      spatial(wl::spatial_split(spatial_ways(e, c))),
+      whole(wl::load_workload(c.workload)),
+      workload(wl::spatial_shard(whole, spatial)),
       costs(wl::compute_costs(workload)),
       compute(compute_model_of(workload, costs, framework, gpu_of(machine, placement), e.profile)) {
   setup.topology = &machine;
@@ -73,6 +75,11 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.comm = c.comm;
   setup.allreduce = allreduce_of(e, framework);
   setup.protocol = e.protocol;
+  setup.spatial = spatial;
+  for (int m = 0; m < spatial.ways(); ++m) {
+    setup.spatial_exchanges.push_back(
+        wl::spatial_exchanges(whole, workload, spatial, m / spatial.cols, m % spatial.cols));
+  }
   setup.iterations = e.samples > 0 ? e.samples + 1 : e.iterations;  // the first warms up
   setup.samples = e.samples;
   setup.seed = e.seed;

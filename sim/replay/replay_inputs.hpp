@@ -15,6 +15,7 @@
 #include "topologies/src/routing.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/layer_costs.hpp"
+#include "workloads/src/spatial_partition.hpp"
 #include "workloads/src/workload.hpp"
 
 namespace gpuscale::sim {
@@ -29,7 +30,9 @@ struct ReplayInputs {
   const Placement placement;
   const wl::FrameworkConfig framework;
   const topo::Router router;
-  const wl::Workload workload;
+  const wl::SpatialSplit spatial;  // how each sample is split (none: data parallelism alone)
+  const wl::Workload whole;        // the workload as its file describes it
+  const wl::Workload workload;     // what one GPU holds: `whole`, or its spatial shard
   const wl::WorkloadCosts costs;
   const std::shared_ptr<const compute::ComputeTimeModel> compute;
   ReplaySetup setup;

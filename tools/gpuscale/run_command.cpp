@@ -26,6 +26,7 @@
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
 #include "topologies/src/topology_config.hpp"
+#include "workloads/src/spatial_partition.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -71,6 +72,7 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   if (given("--fusion-cycle-ms")) e.fusion_cycle_ms = o.fusion_cycle_ms;
   if (given("--decode-threads")) e.decode_threads = o.decode_threads;
   if (given("--protocol")) e.protocol = f.protocol;
+  if (given("--spatial")) e.spatial = f.spatial;
   if (given("--profile")) e.profile = f.profile;
   if (given("--framework")) e.framework = f.framework;
   if (given("--without")) e.without = f.without;
@@ -172,6 +174,7 @@ nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows, std
                        {"exchange", r.exchange},
                        {"gpus", r.gpus},
                        {"batch", r.batch},
+                       {"spatial_ways", r.spatial_ways},
                        {"scaling", r.scaling},
                        {"iteration_s", r.iteration_s},
                        {"epoch_s", r.epoch_s},
@@ -353,7 +356,14 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                       rows.empty() ? "" : rows[0].topology,
                       experiment.images > 0 ? std::to_string(experiment.images) : "dataset");
     out += "iter ms = FP+BP + WU + input + rest on GPU0 (rest: waiting for the host or a slower "
-           "GPU, less any forward run during the previous WU)\n\n";
+           "GPU, less any forward run during the previous WU)\n";
+    if (experiment.spatial > 1) {
+      const wl::SpatialSplit split = wl::spatial_split(experiment.spatial);
+      out += fmt::format("spatial: each sample split over {} GPUs ({}x{} blocks, halo exchange), "
+                         "so batch = samples per group of {}; 1 GPU holds whole samples\n",
+                         split.ways(), split.rows, split.cols, split.ways());
+    }
+    out += "\n";
     std::vector<const sim::ResultRow*> listed;
     for (const sim::ResultRow& r : rows) listed.push_back(&r);
     out += exchange_legend(listed) + "\n" + results_table(rows);
@@ -423,6 +433,11 @@ void add_run_command(CLI::App& app) {
                                                          "input for all GPUs of a process "
                                                          "(default: the framework's)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--spatial", e.spatial, "Spatial parallelism: split each sample over this many "
+                                          "GPUs (halo exchange; docs/replay.md); --batch is then "
+                                          "the samples of each group")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd->add_option("--protocol", e.protocol, "NCCL protocol")
       ->check(CLI::IsMember(sim::protocol_choice_names()))
       ->capture_default_str();
