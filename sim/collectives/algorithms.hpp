@@ -4,6 +4,7 @@
 // request with at least 2 ranks, a positive size and a collective it implements.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/collectives/builder.hpp"
@@ -21,6 +22,13 @@ Schedule build_rabenseifner(const CollectiveRequest& request);       // allreduc
 Schedule build_binomial_tree(const CollectiveRequest& request);      // allreduce, reduce, broadcast
 Schedule build_hierarchical(const CollectiveRequest& request);       // allreduce
 Schedule build_p2p(const CollectiveRequest& request);                // allreduce, reduce, broadcast
+Schedule build_aluminum(const CollectiveRequest& request);           // allreduce
+
+// Aluminum as LBANN drives it (aluminum.cpp): the largest allreduce, in bytes, that goes through
+// the host-transfer path on `ranks` ranks (0 below 64 ranks), and the registry name of the
+// algorithm an allreduce of `bytes` runs: nccl_ring, recursive_doubling or rabenseifner.
+double aluminum_host_transfer_max_bytes(int ranks);
+std::string aluminum_choice(double bytes, int ranks);
 
 // NCCL's ring reduce to request.root and ring broadcast from it (nccl_ring.cpp), appended to `b`
 // after `deps`: the protocol latency, then per channel a pipelined chain along the ring. Return

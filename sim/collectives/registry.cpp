@@ -36,6 +36,8 @@ const std::vector<Algorithm>& algorithms() {
        build_hierarchical},
       {"p2p", {kAll, kReduce, kBcast}, "MXNet kvstore=device: gather, reduce, copy back",
        build_p2p},
+      {"aluminum", {kAll}, "LBANN + Aluminum: NCCL ring, MPI host-transfer for small at scale",
+       build_aluminum, {"nccl_ring", "recursive_doubling", "rabenseifner"}},
   };
   return table;
 }
@@ -64,6 +66,11 @@ const Algorithm& find_algorithm(std::string_view name) {
 bool implements(const Algorithm& algorithm, Collective kind) {
   const auto& kinds = algorithm.collectives;
   return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+std::vector<std::string> algorithms_run_by(std::string_view name) {
+  const Algorithm& a = find_algorithm(name);
+  return a.runs.empty() ? std::vector<std::string>{a.name} : a.runs;
 }
 
 std::vector<std::string> algorithms_implementing(Collective kind) {

@@ -16,6 +16,10 @@ struct Algorithm {
   std::vector<Collective> collectives;  // what it implements
   std::string summary;                  // one line for listings
   Schedule (*build)(const CollectiveRequest&);
+  // The algorithms whose schedules it returns when it chooses among others by size and ranks
+  // (aluminum); empty: its own. The pairs of ranks a schedule uses do not depend on its size
+  // otherwise, so these are what a caller routing every pair of a run (the replay) must ask.
+  std::vector<std::string> runs = {};
 };
 
 const std::vector<Algorithm>& algorithms();
@@ -25,6 +29,8 @@ std::vector<std::string> algorithm_names();
 std::vector<std::string> comm_method_names();
 
 bool implements(const Algorithm& algorithm, Collective kind);
+// `runs` of the algorithm named `name`, or the name itself when it runs only its own schedules.
+std::vector<std::string> algorithms_run_by(std::string_view name);
 // The names of the algorithms that implement `kind`, in table order.
 std::vector<std::string> algorithms_implementing(Collective kind);
 

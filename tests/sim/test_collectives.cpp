@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/nccl_tests.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/collectives/schedule_estimate.hpp"
@@ -300,6 +301,86 @@ TEST(P2p, GatherReduceCopyBack) {
   }
 }
 
+// LBANN's Sierra rule (aluminum.cpp): float buffers of at most 4096, 8192, 32768, 65536 and
+// 262144 elements go through Aluminum's host-transfer allreduce from 64, 128, 256, 512 and 2048
+// ranks on; nothing below 64 ranks.
+TEST(Aluminum, HostTransferThresholdsAreLbannsSierraRule) {
+  const std::map<int, double> max_bytes = {
+      {2, 0},           {63, 0},          {64, 16384},      {127, 16384},      {128, 32768},
+      {255, 32768},     {256, 131072},    {511, 131072},    {512, 262144},     {1024, 262144},
+      {2047, 262144},   {2048, 1048576},  {65536, 1048576}};
+  for (const auto& [p, bytes] : max_bytes) {
+    EXPECT_EQ(aluminum_host_transfer_max_bytes(p), bytes) << p;
+  }
+}
+
+// Under the host-transfer threshold Aluminum runs recursive doubling up to 512 floats (2 KiB),
+// Rabenseifner above; over it, and below 64 ranks at any size, NCCL's ring.
+TEST(Aluminum, ChoiceSwitchesAtTheStatedBytes) {
+  EXPECT_EQ(aluminum_choice(4, 63), "nccl_ring");
+  EXPECT_EQ(aluminum_choice(4, 64), "recursive_doubling");
+  EXPECT_EQ(aluminum_choice(2048, 64), "recursive_doubling");
+  EXPECT_EQ(aluminum_choice(2052, 64), "rabenseifner");
+  EXPECT_EQ(aluminum_choice(16384, 64), "rabenseifner");
+  EXPECT_EQ(aluminum_choice(16388, 64), "nccl_ring");
+  EXPECT_EQ(aluminum_choice(262144, 1024), "rabenseifner");
+  EXPECT_EQ(aluminum_choice(262148, 1024), "nccl_ring");
+  EXPECT_EQ(aluminum_choice(1048576, 2048), "rabenseifner");
+}
+
+// Each side of each switch is the closed form of the algorithm chosen there, powers of two and
+// not (100 ranks fold 36 into pairs), with NCCL's latency on the ring's side only.
+TEST(Aluminum, EachSideOfTheSwitchIsTheChosenAlgorithmsClosedForm) {
+  auto recursive_doubling = [](int p, double S) {
+    const int k = log2_floor(p);
+    const double round = a + S / B + 3 * S / G;
+    return is_pof2(p) ? k * round : (k + 1) * round + a + S / B;
+  };
+  auto rabenseifner = [](int p, double S) {
+    const int q = 1 << log2_floor(p);
+    const double core =
+        2 * log2_floor(p) * a + 2.0 * (q - 1) / q * S / B + 3.0 * (q - 1) / q * S / G;
+    return is_pof2(p) ? core : (a + S / B + 3 * S / G) + core + (a + S / B);
+  };
+  for (int m : {1, 4}) {
+    for (int p : {16, 63, 64, 100, 128, 256, 512, 2048}) {
+      if (p % m != 0) continue;
+      CollectiveRequest r = on_nodes(m, p / m);
+      r.protocol = nccl_protocol(NcclProtocol::Simple);
+      const Protocol& pr = r.protocol;
+      const int n = p / m;
+      const double ring_latency = pr.ring_base_s + (2 * (p - 1) - 2 * (n - 1)) *
+                                  pr.ring_hop_intra_s + 2 * (n - 1) * pr.ring_hop_inter_s;
+      auto ring = [&](double S) {
+        return ring_latency + 2 * (p - 1) * a + 2.0 * (p - 1) / p * S * pr.wire_ratio / B;
+      };
+      const double threshold = aluminum_host_transfer_max_bytes(p);
+      for (double S : {4.0, 2048.0, 2052.0, threshold, threshold + 4, 100e6}) {
+        if (S <= 0) continue;
+        r.bytes = S;
+        const double expected = S > threshold ? ring(S)
+                                : S <= 2048  ? recursive_doubling(p, S)
+                                             : rabenseifner(p, S);
+        expect_time(expected, time_of("aluminum", r));
+      }
+    }
+  }
+}
+
+TEST(Aluminum, RunsTheChosenSchedule) {
+  for (double S : {1024.0, 65536.0, 1e6}) {
+    CollectiveRequest r = on_nodes(4, 64);
+    r.bytes = S;
+    const Schedule chosen = build_schedule(aluminum_choice(S, 256), r);
+    const Schedule s = build_schedule("aluminum", r);
+    EXPECT_EQ(s.algorithm, "aluminum");
+    EXPECT_EQ(s.ops, chosen.ops) << S;
+  }
+  EXPECT_EQ(algorithms_run_by("aluminum"),
+            (std::vector<std::string>{"nccl_ring", "recursive_doubling", "rabenseifner"}));
+  EXPECT_EQ(algorithms_run_by("ring"), std::vector<std::string>{"ring"});
+}
+
 // ---- what moves ---------------------------------------------------------------------------------
 
 // Every allreduce but recursive doubling moves 2(p-1) S over the wire (recursive doubling moves
@@ -430,6 +511,29 @@ std::vector<std::set<int>> contributions_held(const Schedule& s) {
   return held;
 }
 
+// Each of Aluminum's branches moves what its algorithm moves, and its step-wise ones leave every
+// rank holding every contribution.
+TEST(Bytes, AluminumConservesEachBranchsBytes) {
+  for (int p : {64, 100, 256}) {
+    CollectiveRequest r = request(p);
+    const double threshold = aluminum_host_transfer_max_bytes(p);
+    for (double S : {1024.0, threshold, 4 * threshold}) {
+      r.bytes = S;
+      const Schedule s = build_schedule("aluminum", r);
+      if (S <= 2048 && is_pof2(p)) {
+        EXPECT_DOUBLE_EQ(wire_bytes(s), p * log2_floor(p) * S) << p;
+      } else if (S > 2048) {
+        EXPECT_NEAR(wire_bytes(s), 2 * (p - 1) * S, 1e-9 * S) << p << " " << S;
+      }
+      if (S > threshold) continue;
+      const auto held = contributions_held(s);
+      for (int rank = 0; rank < p; ++rank) {
+        EXPECT_EQ(held[rank].size(), static_cast<std::size_t>(p)) << p << " " << S;
+      }
+    }
+  }
+}
+
 TEST(Bytes, StepwiseAlgorithmsGatherEveryContribution) {
   for (const char* name : {"recursive_doubling", "rabenseifner", "binomial_tree", "p2p"}) {
     for (int p = 2; p <= 17; ++p) {
@@ -451,7 +555,7 @@ TEST(Scale, OpCountsAt512RanksOn128Nodes) {
       {"nccl_tree", 4 * 511},      {"ring", 3 * 512},
       {"recursive_doubling", 2 * 512 * 9}, {"rabenseifner", 3 * 512 * 9},
       {"binomial_tree", 3 * 511},  {"hierarchical", 3 * (512 - 128) + 3 * 128 + 1},
-      {"p2p", 2 * 511 + 1}};
+      {"p2p", 2 * 511 + 1},        {"aluminum", 512}};
   for (const auto& name : algorithm_names()) {
     const Schedule s = build_schedule(name, on_nodes(4, 128));
     std::size_t deps = 0;
@@ -550,7 +654,7 @@ TEST(Registry, NamesAndMessages) {
   EXPECT_EQ(algorithm_names(),
             (std::vector<std::string>{"nccl_ring", "nccl_reduce_bcast", "nccl_tree", "ring",
                                       "recursive_doubling", "rabenseifner", "binomial_tree",
-                                      "hierarchical", "p2p"}));
+                                      "hierarchical", "p2p", "aluminum"}));
   EXPECT_EQ(find_algorithm("rabenseifner").name, "rabenseifner");
   EXPECT_EQ(config_error_of([] { find_algorithm("rnig"); }),
             "unknown algorithm 'rnig' (did you mean 'ring'?)");
