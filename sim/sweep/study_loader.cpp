@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "sim/collectives/registry.hpp"
@@ -111,6 +112,10 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
   if (axis == "decode_threads") {
     const int n = static_cast<int>(read_integer(node, axis, 1, 1024));
     return {axis, std::to_string(n), [n](Run& r) { r.experiment.decode_threads = n; }};
+  }
+  if (axis == "spatial") {
+    const int n = static_cast<int>(read_integer(node, axis, 1, 1024));
+    return {axis, std::to_string(n), [n](Run& r) { r.experiment.spatial = n; }};
   }
   const double mb = read_number(node, "fusion_mb", 0, 1e6);  // fusion_mb
   return {axis, fmt::format("{:g}", mb), [mb](Run& r) { r.experiment.fusion_mb = mb; }};
@@ -232,7 +237,7 @@ std::vector<std::vector<Setting>> explicit_runs(const ConfigNode& runs, const st
 const std::vector<std::string>& axis_names() {
   static const std::vector<std::string> names = {
       "machine", "workload", "comm", "routing", "fusion_mb", "protocol", "decode_threads",
-      "batch",   "gpus"};
+      "spatial", "batch",    "gpus"};
   return names;
 }
 
@@ -259,13 +264,13 @@ Study load_study_file(const std::string& path) {
   const auto per_run = axes != nullptr ? cross_product(*axes, folder) : explicit_runs(*runs, folder);
   require_named(base, per_run, (axes != nullptr ? axes : runs)->origin());
   study.axes = varied_axes(per_run);
-  std::set<std::pair<std::string, int>> checked;  // machine label and GPU count
+  std::set<std::tuple<std::string, int, int>> checked;  // machine label, GPUs, spatial ways
   for (const auto& settings : per_run) {
     Run run = base_run;
     for (const Setting& s : settings) s.apply(run);
     settle(run);
     // Before anything is simulated: a GPU count the machine cannot hold fails at its line.
-    if (checked.insert({run.machine.label, run.config.gpus}).second) {
+    if (checked.insert({run.machine.label, run.config.gpus, run.experiment.spatial}).second) {
       sim::check_gpu_counts(run.experiment);
     }
     study.runs.push_back(std::move(run));

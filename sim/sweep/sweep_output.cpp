@@ -66,7 +66,7 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
     const sim::Experiment& e = r.experiment;
     out += fmt::format("  - {{index: {}, hash: {}, machine: {}, workload: {}, comm: {}, routing: {}, "
                        "fusion_mb: {:g}, protocol: {}, decode_threads: {}, scaling: {}, images: {}, "
-                       "batch: {}, gpus: {}, {}{}}}\n",
+                       "batch: {}, gpus: {}, {}{}{}}}\n",
                        i, run_hashes[i], quoted(r.machine.label), quoted(r.config.workload),
                        r.config.comm, routing_of(e), sim::allreduce_buffer_mb(e), e.protocol,
                        sim::decode_threads_of(e),
@@ -74,7 +74,8 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
                        r.config.gpus,
                        e.samples > 0 ? fmt::format("samples: {}, seed: {}", e.samples, e.seed)
                                      : fmt::format("iterations: {}", e.iterations),
-                       e.profile.empty() ? "" : ", profile: " + quoted(e.profile));
+                       e.profile.empty() ? "" : ", profile: " + quoted(e.profile),
+                       e.spatial > 1 ? fmt::format(", spatial: {}", e.spatial) : "");
   }
   return out;
 }
@@ -161,6 +162,7 @@ JsonRow row_json(const SweepRow& row) {
           {"fits_memory", r.fits_memory()},
           {"max_link_utilisation", max_use},
           {"link_utilisation", links}};
+  json["spatial"] = r.spatial_ways;
   if (const sim::IterationSpread& s = r.spread; s.samples > 0) {
     json["samples"] = s.samples;
     for (const auto& [key, value] : std::initializer_list<std::pair<const char*, double>>{
@@ -190,6 +192,10 @@ std::string rows_csv(const std::vector<JsonRow>& rows) {
       "max_link_utilisation"};
   if (!rows.empty() && rows.front().contains("samples")) {
     columns.insert(columns.end(), kSpreadColumns.begin(), kSpreadColumns.end());
+  }
+  // A study that splits samples says how many GPUs shared each (1: data parallelism alone).
+  if (std::any_of(rows.begin(), rows.end(), [](const JsonRow& row) { return row["spatial"] != 1; })) {
+    columns.push_back("spatial");
   }
   std::string out = csv_record(columns);
   for (const JsonRow& row : rows) {

@@ -144,6 +144,31 @@ TEST(CliSweep, DecodeThreadsAreAnAxis) {
   EXPECT_NE(r.out.find("decode_threads"), std::string::npos);  // the varied axis in the table
 }
 
+// Spatial parallelism as an axis: the mesh model's 4 samples on 4 GPUs one each, or on 16 GPUs
+// four per sample; every output says how many GPUs shared a sample, and a count that cannot
+// form groups fails before anything runs.
+TEST(CliSweep, SpatialIsAnAxis) {
+  const std::string base = "base: {topology: lassen, framework: pytorch-horovod, workload: "
+                           "mesh-tangling, comm: nccl, batch: 1, images: 64}\n";
+  const std::string study = testing::write_temp_file(
+      "spatial.yaml", "name: spatial\n" + base + "runs:\n  - {spatial: 1, gpus: 4}\n"
+                                                 "  - {spatial: 4, gpus: 16}\n");
+  const std::string out = out_dir("spatial");
+  const auto r = run_command(kGpuscale + " sweep " + study + " --out " + out);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = results(out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["spatial"], 1);
+  EXPECT_EQ(j["rows"][1]["spatial"], 4);
+  EXPECT_LT(j["rows"][1]["iteration_s"].get<double>(), j["rows"][0]["iteration_s"].get<double>());
+  EXPECT_NE(read_file(fs::path(out) / "results.csv").find(",spatial\n"), std::string::npos);
+  const std::string bad = testing::write_temp_file(
+      "spatial-bad.yaml", "name: spatial-bad\n" + base + "axes:\n  spatial: [4]\n  gpus: [6]\n");
+  const auto refused = run_command(kGpuscale + " sweep " + bad + " --out " + out_dir("bad"));
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find("6 GPUs cannot form groups of 4"), std::string::npos) << refused.err;
+}
+
 // ResNet-50 at batch 2048 needs far more than a V100's 16 GB: the run is marked in every output.
 TEST(CliSweep, RunsThatDoNotFitTheirGpusAreMarked) {
   const std::string study = testing::write_temp_file(
