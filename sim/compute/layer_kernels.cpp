@@ -52,6 +52,28 @@ LayerPlan plan_layer(const wl::Workload& workload, const wl::WorkloadCosts& cost
       plan.fc_inputs = static_cast<double>(layer.input.elements());
       plan.fc_outputs = static_cast<double>(p.filters);
       break;
+    case wl::LayerType::Attention: {
+      plan.mapping = LayerPlan::Mapping::attention;
+      const wl::Shape& kv = workload.layers[static_cast<size_t>(layer.inputs.back())].output;
+      plan.tq = static_cast<double>(layer.input.height * layer.input.width);
+      plan.tk = static_cast<double>(kv.height * kv.width);
+      plan.d = static_cast<double>(layer.input.channels);
+      plan.heads = p.heads;
+      plan.additive = p.additive;
+      if (p.bias && !p.additive) {
+        // One bias add per projected element: the four projections' outputs.
+        plan.bias_outputs = (2 * plan.tq + 2 * plan.tk) * plan.d;
+        plan.bias_params = 4 * plan.d;
+      }
+      return plan;
+    }
+    case wl::LayerType::Lstm:
+      plan.mapping = LayerPlan::Mapping::lstm;
+      plan.tq = static_cast<double>(layer.input.height * layer.input.width);
+      plan.d = static_cast<double>(p.filters);
+      plan.lstm_inputs = static_cast<double>(layer.input.channels);
+      plan.directions = p.bidirectional ? 2 : 1;
+      return plan;
     default: {
       plan.mapping = LayerPlan::Mapping::elementwise;
       const double element_bytes = wl::bytes_per_element(workload.precision);
@@ -62,7 +84,7 @@ LayerPlan plan_layer(const wl::Workload& workload, const wl::WorkloadCosts& cost
       }
       plan.flops_per_sample = {cost.fwd_flops, cost.bwd_data_flops, cost.bwd_weight_flops};
       plan.bytes_per_sample[kForward] = cost.fwd_activation_bytes;
-      plan.bytes_per_batch[kForward] = cost.param_bytes;
+      plan.bytes_per_batch[kForward] = cost.param_read_bytes;
       // bwd_bytes(N) split so that the two passes sum to it: the weights pass re-reads the input
       // and writes the parameter gradients; the data pass reads the output gradient and the
       // parameters and writes the input gradient. Without a data pass, the weights pass reads
@@ -77,7 +99,8 @@ LayerPlan plan_layer(const wl::Workload& workload, const wl::WorkloadCosts& cost
       }
       if (cost.has_backward_data) {
         plan.bytes_per_sample[kBackwardData] = cost.bwd_activation_bytes - weights_per_sample;
-        plan.bytes_per_batch[kBackwardData] = 2 * cost.param_bytes - weights_per_batch;
+        plan.bytes_per_batch[kBackwardData] =
+            cost.param_read_bytes + cost.param_bytes - weights_per_batch;
       }
       return plan;
     }
@@ -87,6 +110,124 @@ LayerPlan plan_layer(const wl::Workload& workload, const wl::WorkloadCosts& cost
     plan.bias_params = static_cast<double>(p.filters);
   }
   return plan;
+}
+
+KernelWork sum(KernelWork a, const KernelWork& b) {
+  a.flops += b.flops;
+  a.bytes += b.bytes;
+  return a;
+}
+
+KernelWork times(KernelWork a, double count) {
+  a.flops *= count;
+  a.bytes *= count;
+  return a;
+}
+
+// Multi-head attention at batch n (docs/compute-model.md#from-layers-to-kernels). The four
+// projections are GEMMs of n Tq (Q, output) or n Tk (K, V) rows, d x d, timed as one launch, as a
+// fused QKV projection runs them [?]; each pass has the same GEMMs (dX = dY W^T, dW = X^T dY).
+// The core is batched GEMMs of n h problems: S = Q K^T (Tq x Tk x d/h) and O = P V
+// (Tq x d/h x Tk); backward-data runs dP = dO V^T with dV = P^T dO, then dQ = dS K with
+// dK = dS^T Q: each pair twice its forward GEMM's work. The softmax between them is
+// elementwise: 5 FLOPs per probability forward (read S, write P), 3 backward (read P and dP,
+// write dS).
+// GNMT's additive attention at batch n: the Q and K projections as one GEMM launch; the score
+// v . tanh(q + k + b) over the n Tq Tk d tensor as one elementwise kernel (5 FLOPs per element:
+// two adds, tanh, multiply-add; the tensor written and read); softmax; the context P K as n
+// batched GEMMs (Tq x d x Tk). Backward-data: the projections, the context pair, softmax,
+// the score's backward (6 FLOPs per element, 3 elements moved); backward-weights: the
+// projections and dv, db (3 FLOPs per element, the tanh tensor read).
+void add_additive_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
+                                    Precision precision, PassKernels& out) {
+  out.work.push_back(sum(gemm_kernel_work(n * plan.tq, plan.d, plan.d, precision),
+                         gemm_kernel_work(n * plan.tk, plan.d, plan.d, precision)));
+  const double e = bytes_per_element(precision);
+  const double pairs = n * plan.tq * plan.tk;
+  const double tensor = pairs * plan.d;
+  if (pass == TrainingPass::backward_weights) {
+    out.work.push_back({KernelClass::elementwise, 3 * tensor, tensor * e});
+    return;
+  }
+  const KernelWork context = times(gemm_kernel_work(plan.tq, plan.d, plan.tk, precision), n);
+  if (pass == TrainingPass::forward) {
+    out.work.push_back({KernelClass::elementwise, 5 * tensor, 2 * tensor * e});
+    out.work.push_back({KernelClass::elementwise, 5 * pairs, 2 * pairs * e});
+    out.work.push_back(context);
+  } else {
+    out.work.push_back(times(context, 2));
+    out.work.push_back({KernelClass::elementwise, 3 * pairs, 3 * pairs * e});
+    out.work.push_back({KernelClass::elementwise, 6 * tensor, 3 * tensor * e});
+  }
+}
+
+// An LSTM at batch n, as cuDNN's standard algorithm runs one: per direction, one GEMM for the
+// input projections of all T steps (m = n T, n = 4h, k = x), then per step a recurrent GEMM
+// (m = n, n = 4h, k = h) and a pointwise kernel (17 FLOPs per unit: biases, gates, cell; the
+// 4h gates and c_prev read, c and h written). The recurrent GEMMs are small and run one after
+// the other: the GEMM model times each, launch included, which is what makes an LSTM
+// latency-bound. Backward-data mirrors it (per step the pointwise backward, 9 elements moved
+// per unit, and dh = dgates W_hh; then one GEMM for dx); backward-weights is two GEMMs over all
+// steps (dW_ih, dW_hh: k = n T) and the bias gradients (8 FLOPs per unit and step).
+void add_lstm_kernels(const LayerPlan& plan, TrainingPass pass, double n, Precision precision,
+                      PassKernels& out) {
+  const double h = plan.d, x = plan.lstm_inputs, t = plan.tq;
+  const double e = bytes_per_element(precision);
+  for (int direction = 0; direction < static_cast<int>(plan.directions); ++direction) {
+    switch (pass) {
+      case TrainingPass::forward:
+        out.work.push_back(gemm_kernel_work(n * t, 4 * h, x, precision));
+        for (int step = 0; step < static_cast<int>(t); ++step) {
+          out.work.push_back(gemm_kernel_work(n, 4 * h, h, precision));
+          out.work.push_back({KernelClass::elementwise, 17 * n * h, 7 * n * h * e});
+        }
+        break;
+      case TrainingPass::backward_data:
+        for (int step = 0; step < static_cast<int>(t); ++step) {
+          out.work.push_back({KernelClass::elementwise, 17 * n * h, 9 * n * h * e});
+          out.work.push_back(gemm_kernel_work(n, h, 4 * h, precision));
+        }
+        out.work.push_back(gemm_kernel_work(n * t, x, 4 * h, precision));
+        break;
+      case TrainingPass::backward_weights:
+        out.work.push_back(gemm_kernel_work(4 * h, x, n * t, precision));
+        out.work.push_back(gemm_kernel_work(4 * h, h, n * t, precision));
+        out.work.push_back({KernelClass::elementwise, 8 * n * t * h, (4 * n * t + 8) * h * e});
+        break;
+    }
+  }
+}
+
+void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
+                           Precision precision, PassKernels& out) {
+  if (plan.additive) {
+    add_additive_attention_kernels(plan, pass, n, precision, out);
+    return;
+  }
+  const KernelWork projections =
+      sum(times(gemm_kernel_work(n * plan.tq, plan.d, plan.d, precision), 2),
+          times(gemm_kernel_work(n * plan.tk, plan.d, plan.d, precision), 2));
+  out.work.push_back(projections);
+  if (pass == TrainingPass::backward_weights) return;
+  const double head_d = plan.d / plan.heads;
+  const double problems = n * plan.heads;
+  const KernelWork scores =
+      times(gemm_kernel_work(plan.tq, plan.tk, head_d, precision), problems);
+  const KernelWork weighted =
+      times(gemm_kernel_work(plan.tq, head_d, plan.tk, precision), problems);
+  const double probabilities = problems * plan.tq * plan.tk;
+  const double element_bytes = bytes_per_element(precision);
+  if (pass == TrainingPass::forward) {
+    out.work.push_back(scores);
+    out.work.push_back(
+        {KernelClass::elementwise, 5 * probabilities, 2 * probabilities * element_bytes});
+    out.work.push_back(weighted);
+  } else {
+    out.work.push_back(times(weighted, 2));
+    out.work.push_back(
+        {KernelClass::elementwise, 3 * probabilities, 3 * probabilities * element_bytes});
+    out.work.push_back(times(scores, 2));
+  }
 }
 
 }  // namespace
@@ -112,18 +253,24 @@ PassKernels kernels_of(const LayerPlan& plan, TrainingPass pass, int batch, Prec
       return out;
     case LayerPlan::Mapping::elementwise: {
       const int p = static_cast<int>(pass);
-      out.work[out.count++] = {KernelClass::elementwise, n * plan.flops_per_sample[p],
-                               n * plan.bytes_per_sample[p] + plan.bytes_per_batch[p]};
+      out.work.push_back({KernelClass::elementwise, n * plan.flops_per_sample[p],
+                          n * plan.bytes_per_sample[p] + plan.bytes_per_batch[p]});
       return out;
     }
     case LayerPlan::Mapping::conv: {
       ConvShape shape = plan.conv;
       shape.batch = batch;
-      out.work[out.count++] = conv_kernel_work(shape, pass, precision);
+      out.work.push_back(conv_kernel_work(shape, pass, precision));
       break;
     }
     case LayerPlan::Mapping::fc:
-      out.work[out.count++] = gemm_kernel_work(n, plan.fc_outputs, plan.fc_inputs, precision);
+      out.work.push_back(gemm_kernel_work(n, plan.fc_outputs, plan.fc_inputs, precision));
+      break;
+    case LayerPlan::Mapping::attention:
+      add_attention_kernels(plan, pass, n, precision, out);
+      break;
+    case LayerPlan::Mapping::lstm:
+      add_lstm_kernels(plan, pass, n, precision, out);
       break;
   }
   // Bias: forward adds it to every output (read and write the output, read the bias);
@@ -133,11 +280,11 @@ PassKernels kernels_of(const LayerPlan& plan, TrainingPass pass, int batch, Prec
     const double outputs = n * plan.bias_outputs;
     const double element_bytes = bytes_per_element(precision);
     if (pass == TrainingPass::forward) {
-      out.work[out.count++] = {KernelClass::elementwise, outputs,
-                               (2 * outputs + plan.bias_params) * element_bytes};
+      out.work.push_back({KernelClass::elementwise, outputs,
+                          (2 * outputs + plan.bias_params) * element_bytes});
     } else if (pass == TrainingPass::backward_weights) {
-      out.work[out.count++] = {KernelClass::elementwise, outputs,
-                               (outputs + plan.bias_params) * element_bytes};
+      out.work.push_back({KernelClass::elementwise, outputs,
+                          (outputs + plan.bias_params) * element_bytes});
     }
   }
   return out;

@@ -5,6 +5,13 @@
 //   conv  forward: cuDNN forward [+ bias add]; backward_data: cuDNN backward-data;
 //         backward_weights: cuDNN backward-filter [+ bias gradient]
 //   fc    every pass: GEMM m = batch, n = outputs, k = inputs [+ bias kernel as for conv]
+//   attention  forward: projections GEMM, scores batched GEMM, softmax, P V batched GEMM
+//         [+ bias]; backward_data: projections GEMM, two batched GEMMs of twice the forward's
+//         work each, softmax backward; backward_weights: projections GEMM [+ bias gradient]
+//         (additive: an elementwise score kernel in place of the scores GEMM)
+//   lstm  per direction: forward one input GEMM, then per step a recurrent GEMM and a
+//         pointwise kernel; backward_data per step pointwise + dh GEMM, then a dx GEMM;
+//         backward_weights dW_ih, dW_hh GEMMs + bias gradient
 //   other every pass: one elementwise kernel, flops = batch x per-sample FLOPs of the pass,
 //         bytes = LayerCost::fwd_bytes(batch), or bwd_bytes(batch) split between the two
 //         backward passes
@@ -24,7 +31,7 @@ namespace gpuscale::compute {
 
 // One layer, everything but the batch size fixed.
 struct LayerPlan {
-  enum class Mapping { none, conv, fc, elementwise };
+  enum class Mapping { none, conv, fc, attention, lstm, elementwise };
   Mapping mapping = Mapping::none;
   // The passes the layer has (wl::LayerCost::has_backward_*; none for the input layer). A pass
   // it lacks costs nothing, overheads included.
@@ -32,6 +39,11 @@ struct LayerPlan {
   ConvShape conv;               // conv; `batch` is set per call
   double fc_inputs = 0;         // fc: k
   double fc_outputs = 0;        // fc: n
+  // attention: queries, keys (= values), features, heads; additive: Bahdanau's score. lstm:
+  // tq time steps, d hidden units, lstm_inputs features in, directions 1 or 2.
+  double tq = 0, tk = 0, d = 0, heads = 0;
+  bool additive = false;
+  double lstm_inputs = 0, directions = 0;
   double bias_outputs = 0;      // conv, fc with bias: output elements per sample, else 0
   double bias_params = 0;       // conv, fc with bias: bias elements
   // elementwise: work of pass p at batch N = N x per_sample[p] + per_batch[p]
@@ -46,14 +58,12 @@ struct LayerPlan {
 // are not the workload's (another layer count).
 std::vector<LayerPlan> plan_layers(const wl::Workload& workload, const wl::WorkloadCosts& costs);
 
-// The kernels of one pass: one or two (the main kernel, then the bias kernel).
+// The kernels of one pass: one or two (the main kernel, then the bias kernel); a few for
+// attention; an LSTM's per time step.
 struct PassKernels {
-  std::array<KernelWork, 2> work{};
-  int count = 0;
+  std::vector<KernelWork> work;
 
-  std::span<const KernelWork> kernels() const {
-    return {work.data(), static_cast<std::size_t>(count)};
-  }
+  std::span<const KernelWork> kernels() const { return work; }
 };
 
 // The kernels of `pass` of `plan` at `batch` (>= 1) and `precision`; none for a layer that maps

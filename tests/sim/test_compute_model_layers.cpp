@@ -220,6 +220,71 @@ TEST(LayersToKernels, JoinsMoveBytesAndTheInputCostsNothing) {
   EXPECT_EQ(input.backward_weights.value, 0);
 }
 
+// Transformer big at 256 tokens, d 1024, 16 heads: the projections are GEMMs of N T rows, the
+// core batched GEMMs of N h problems, the softmax elementwise between them.
+TEST(LayersToKernels, AttentionIsProjectionGemmsAroundBatchedScoreGemms) {
+  const Fixture f("transformer-big");
+  const int batch = 4;
+  const double n = batch, t = 256, d = 1024, h = 16, e = 4;
+  const auto times = [](KernelWork w, double k) { return KernelWork{w.kind, w.flops * k,
+                                                                    w.bytes * k}; };
+  const KernelWork one = gemm_kernel_work(n * t, d, d, Precision::fp32);
+  const KernelWork projections = times(one, 4);
+  const KernelWork scores = times(gemm_kernel_work(t, t, d / h, Precision::fp32), n * h);
+  const KernelWork weighted = times(gemm_kernel_work(t, d / h, t, Precision::fp32), n * h);
+  const double p = n * h * t * t;
+  const LayerTimes a = f.model->layer_times(f.index("encoder.1.self_attention"), batch);
+  EXPECT_DOUBLE_EQ(a.forward.value,
+                   f.layer_time({projections, scores,
+                                 {KernelClass::elementwise, 5 * p, 2 * p * e}, weighted}));
+  EXPECT_DOUBLE_EQ(a.backward_data.value,
+                   f.layer_time({projections, times(weighted, 2),
+                                 {KernelClass::elementwise, 3 * p, 3 * p * e},
+                                 times(scores, 2)}));
+  EXPECT_DOUBLE_EQ(a.backward_weights.value, f.layer_time({projections}));
+  // The kernels' FLOPs are the layer's costs.
+  const wl::LayerCost& c = f.costs.layers[static_cast<size_t>(f.index("encoder.1.self_attention"))];
+  EXPECT_DOUBLE_EQ(projections.flops + scores.flops + weighted.flops + 5 * p, n * c.fwd_flops);
+}
+
+// An embedding gathers rows: its forward moves the ids and the rows they name, not the table;
+// its weights pass zeroes the whole dense gradient table.
+TEST(LayersToKernels, EmbeddingMovesTheRowsItGathers) {
+  const Fixture f("transformer-big");
+  const int batch = 8, i = f.index("embed");
+  const wl::LayerCost& c = f.costs.layers[static_cast<size_t>(i)];
+  const double overheads = f.params.launch_overhead.value + f.params.framework_overhead.value;
+  const double bw = f.gpu.copy_bandwidth().value * f.params.memory(KernelClass::elementwise);
+  const LayerTimes t = f.model->layer_times(i, batch);
+  EXPECT_NEAR(t.forward.value, batch * (256 + 2 * 1024 * 256) * 4.0 / bw + overheads, 1e-12);
+  EXPECT_EQ(t.backward_data.value, 0);
+  EXPECT_NEAR(t.backward_weights.value,
+              (batch * (256 + 3 * 1024 * 256) * 4.0 + c.param_bytes) / bw + overheads, 1e-12);
+  // A tied layer has no parameters of its own but a weights pass.
+  EXPECT_GT(f.model->layer_times(f.index("logits"), batch).backward_weights.value, 0);
+}
+
+// GNMT's LSTMs run as cuDNN's standard algorithm: one input GEMM over all steps, then a small
+// recurrent GEMM and a pointwise kernel per step, each paying its launch.
+TEST(LayersToKernels, LstmIsOneInputGemmThenAGemmAndAPointwiseKernelPerStep) {
+  const Fixture f("gnmt");
+  const int batch = 16;
+  const double n = batch, t = 50, h = 1024, e = 4;
+  std::vector<KernelWork> forward = {gemm_kernel_work(n * t, 4 * h, h, Precision::fp32)};
+  for (int step = 0; step < 50; ++step) {
+    forward.push_back(gemm_kernel_work(n, 4 * h, h, Precision::fp32));
+    forward.push_back({KernelClass::elementwise, 17 * n * h, 7 * n * h * e});
+  }
+  const LayerTimes l = f.model->layer_times(f.index("decoder_att_rnn"), batch);
+  EXPECT_DOUBLE_EQ(l.forward.value, f.layer_time(forward));
+  // 101 launches: the per-step kernels dominate at this batch.
+  EXPECT_GT(l.forward.value, 101 * f.params.launch_overhead.value);
+  // A bidirectional layer runs both directions' kernels.
+  const LayerTimes bi = f.model->layer_times(f.index("encoder_l0"), batch);
+  EXPECT_NEAR(bi.forward.value - f.params.framework_overhead.value,
+              2 * (l.forward.value - f.params.framework_overhead.value), 1e-12);
+}
+
 TEST(LayersToKernels, MissingPassesCostNothing) {
   const Fixture f("resnet-50");
   EXPECT_EQ(f.model->layer_times(f.index("conv1"), 32).backward_data.value, 0);

@@ -71,7 +71,8 @@ TEST(ShippedStudies, LoadWithTheRunsTheDocsList) {
   const std::map<std::string, size_t> runs = {{"dgx1-p2p-vs-nccl.yaml", 120},
                                               {"nvlink-matters.yaml", 84},
                                               {"lassen-scaling.yaml", 72},
-                                              {"lassen-variability.yaml", 24}};
+                                              {"lassen-variability.yaml", 24},
+                                              {"lassen-spatial.yaml", 8}};
   for (const auto& [file, count] : runs) {
     EXPECT_EQ(sweep::load_study_file((studies / file).string()).runs.size(), count) << file;
   }

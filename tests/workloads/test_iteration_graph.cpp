@@ -148,5 +148,23 @@ TEST(IterationGraph, BranchBackwardWaitsForEveryConsumer) {
   EXPECT_TRUE(depends_on(b.graph, relu_backward, task_of(b.graph, TaskKind::BackwardData, add)));
 }
 
+// A tied weight's gradient is the sum of every sharing layer's part: Transformer's embedding is
+// exchanged once the pre-softmax projection and the decoder's embedding have added theirs.
+TEST(IterationGraph, ATiedWeightIsExchangedAfterEveryLayerThatUsesIt) {
+  const Built b = build("transformer-big", 2);
+  const int embed = layer_index(b.workload, "embed");
+  const int exchange = task_of(b.graph, TaskKind::Exchange, embed);
+  ASSERT_GE(exchange, 0);
+  const std::vector<int>& deps = b.graph.tasks[static_cast<size_t>(exchange)].deps;
+  std::set<int> layers;
+  for (int dep : deps) {
+    EXPECT_EQ(b.graph.tasks[static_cast<size_t>(dep)].kind, TaskKind::BackwardWeights);
+    layers.insert(b.graph.tasks[static_cast<size_t>(dep)].layer);
+  }
+  EXPECT_EQ(layers, (std::set<int>{embed, layer_index(b.workload, "target_embed"),
+                                   layer_index(b.workload, "logits")}));
+  for (int dep : deps) EXPECT_LT(dep, exchange);
+}
+
 }  // namespace
 }  // namespace gpuscale::wl

@@ -48,6 +48,25 @@ TEST(MemoryModel, BeforeTrainingIsTheContextWeightsAndGradientsOnEveryGpu) {
   }
 }
 
+// Attention keeps its probabilities for backward, h T^2 per sample: Transformer big's grow with
+// the square of the sentence; a tied weight is held (and its gradient) once.
+TEST(MemoryModel, AttentionKeepsItsProbabilitiesAndTiedWeightsCountOnce) {
+  const FrameworkConfig f = load_framework("mxnet");
+  const auto activations = [&](int tokens) {
+    const Workload w = load_workload(
+        "transformer-big", {"input.height=" + std::to_string(tokens)});
+    return estimate_memory(w, compute_costs(w), f, {.batch = 1, .gpus = 1})[0].activations;
+  };
+  // 6 encoder + 12 decoder attentions of 16 heads: doubling T from 64 adds their
+  // 16 (128^2 - 64^2) probabilities each, beyond what grows linearly.
+  const double a64 = activations(64), a128 = activations(128), a256 = activations(256);
+  const double quadratic = (a256 - 2 * a128) - 2 * (a128 - 2 * a64);
+  EXPECT_NEAR(quadratic, 18 * 16 * 4.0 * (256.0 * 256 - 4 * 128 * 128 + 4 * 64 * 64), 1.0);
+  const Workload w = load_workload("transformer-big");
+  const auto gpu = estimate_memory(w, compute_costs(w), f, {.batch = 1, .gpus = 1})[0];
+  EXPECT_DOUBLE_EQ(gpu.weights, 210804736.0 * 4);
+}
+
 TEST(MemoryModel, ActivationsGrowLinearlyWithTheBatch) {
   const Fixture x;
   const double a16 = estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 1})[0].activations;

@@ -1,5 +1,7 @@
 // Every shipped model loads, and its inferred parameter count matches the published one within 1%
-// (issue: "Parameter counts must match the published ones (brief §8) within 1%"). The expected
+// (issue: "Parameter counts must match the published ones (brief §8) within 1%"; the MLPerf
+// models' issue asks 2%, which only transformer-big needs: its source counts another
+// vocabulary). Where no count is published, the row is a derivation by hand. The expected
 // counts are written here, with their sources, independently of the files' own published_params,
 // so that an edit of a model file cannot move its own target.
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@ namespace {
 struct Expected {
   double params;
   const char* source;
+  double tolerance = 0.01;  // the issue's bound for the MLPerf models is 2%
 };
 
 const std::map<std::string, Expected>& expected_params() {
@@ -26,6 +29,9 @@ const std::map<std::string, Expected>& expected_params() {
       {"alexnet-mxnet", {50844008, "derived by hand from MXNet symbols/alexnet.py on 224x224"}},
       {"edsr", {43.0e6, "Lim et al. CVPRW 2017 Table 1: EDSR 43M"}},
       {"edsr-x2", {40.7e6, "sanghyun-son/EDSR-PyTorch README: EDSR x2 40.7M"}},
+      // No published count found: 94,447,617 + 2,049 x 32,004 (vocabulary [?]), from the
+      // reference's encoder.py, decoder.py and attention.py at mlperf/training v0.5.
+      {"gnmt", {160023813, "derived by hand from mlperf/training v0.5 rnn_translator"}},
       {"googlenet", {7.0e6, "Sze et al. 2017: GoogLeNet v1 7.0M"}},
       {"googlenet-299", {7.0e6, "Sze et al. 2017: GoogLeNet v1 7.0M (global pool: as at 224)"}},
       {"inception-v3", {23.9e6, "Keras Applications table: InceptionV3 23.9M"}},
@@ -34,9 +40,26 @@ const std::map<std::string, Expected>& expected_params() {
       // 70,225,500; fc2 500 x 1000 + 1000 = 501,000. Total 70,753,070.
       {"lenet", {70753070, "derived by hand from MXNet symbols/lenet.py on 224x224"}},
       {"lenet-5", {61706, "d2l.ai LeNet (LeNet-5 with a fully connected C3)"}},
+      // Our stand-in for the spatial study's mesh model (no published count; by hand): conv
+      // 18 -> 64 (10,432) and 6 convs 64 -> 64 (36,928 each), each with batch norm (128), then
+      // conv 64 -> 2 (1,154): 234,050 at any input size.
+      {"mesh-tangling", {234050, "derived by hand from workloads/mesh-tangling.yaml"}},
+      {"mesh-tangling-2048", {234050, "derived by hand from workloads/mesh-tangling.yaml"}},
+      // No published count found: embeddings (138,493 users + 26,744 items) x (64 + 128) +
+      // linears 65,792 + 32,896 + 8,256 + 129, from neumf.py at mlperf/training 948db9b1.
+      // torchvision's count is for 91 class ids; the reference's 81 give 44,347,573 (-0.12%).
+      {"mask-rcnn", {44401393, "torchvision maskrcnn_resnet50_fpn documentation"}},
+      {"ncf", {31832577, "derived by hand from mlperf/training v0.5 NCF neumf.py"}},
       {"resnet-50", {25557032, "torchvision resnet50 documentation"}},
+      {"resnet-50-v1", {25557032, "torchvision resnet50 documentation (v1.5; the stride's place "
+                                  "changes no weight shape)"}},
       {"resnet-101", {44549160, "torchvision resnet101 documentation"}},
+      // No published count found: backbone 8,170,304 + additional blocks 3,574,400 + heads
+      // 8,227,830, from ssd300.py and base_model.py at mlperf/training v0.5.
+      {"ssd-resnet34", {19972534, "derived by hand from mlperf/training v0.5 ssd300.py"}},
       {"resnet-152", {60192808, "torchvision resnet152 documentation"}},
+      // The paper's count is for a 37K vocabulary; MLPerf's 33,708 gives 210,804,736 (-1.0%).
+      {"transformer-big", {213.0e6, "Vaswani et al. 2017 Table 3: Transformer big 213M", 0.02}},
       {"vgg-16", {138357544, "torchvision vgg16 documentation"}},
   };
   return table;
@@ -54,17 +77,19 @@ TEST(ModelZoo, ADerivedModelNamesItsOwnFile) {
   EXPECT_TRUE(load_workload("resnet-101").file.ends_with("resnet-101.yaml"));
   EXPECT_TRUE(load_workload("googlenet-299").file.ends_with("googlenet-299.yaml"));
   EXPECT_TRUE(load_workload("resnet-50").file.ends_with("resnet-50.yaml"));
+  EXPECT_TRUE(load_workload("resnet-50-v1").file.ends_with("resnet-50-v1.yaml"));
 }
 
-TEST(ModelZoo, ParameterCountsMatchPublishedWithinOnePercent) {
+TEST(ModelZoo, ParameterCountsMatchPublishedWithinTheirTolerance) {
   for (const auto& [name, expected] : expected_params()) {
     const Workload w = load_workload(name);
     const WorkloadCosts c = compute_costs(w);
-    EXPECT_NEAR(static_cast<double>(c.params) / expected.params, 1.0, 0.01)
+    EXPECT_NEAR(static_cast<double>(c.params) / expected.params, 1.0, expected.tolerance)
         << name << ": inferred " << c.params << ", expected " << expected.params << " ("
         << expected.source << ")";
     if (w.published_params) {
-      EXPECT_NEAR(static_cast<double>(c.params) / static_cast<double>(*w.published_params), 1.0, 0.01)
+      EXPECT_NEAR(static_cast<double>(c.params) / static_cast<double>(*w.published_params), 1.0,
+                  expected.tolerance)
           << name << ": the file's own published_params";
     }
   }
@@ -75,6 +100,62 @@ TEST(ModelZoo, ResNet50ForwardIs4Point1GmacPerImage) {
   EXPECT_NEAR(c.fwd_macs / 1e9, 4.1, 0.05);  // torchvision: 4.09 GFLOPS (multiply-adds)
   EXPECT_GT(c.fwd_flops, 2 * c.fwd_macs);  // + bias, batchnorm, relu, pool
   EXPECT_EQ(c.tensors.size(), 161u);  // 53 conv weights + 53 x 2 batchnorm + fc weight and bias
+}
+
+// v1 strides the first 1x1 conv of a downsampling block, so its 3x3 conv runs on the strided map.
+TEST(ModelZoo, ResNet50V1HasFewerMacsThanV15) {
+  const WorkloadCosts v1 = compute_costs(load_workload("resnet-50-v1"));
+  const WorkloadCosts v15 = compute_costs(load_workload("resnet-50"));
+  EXPECT_NEAR(v1.fwd_macs / 1e9, 3.8, 0.1);  // He et al. CVPR 2016 Table 1: 3.8 x 10^9 FLOPs
+  EXPECT_LT(v1.fwd_macs, v15.fwd_macs);
+  EXPECT_EQ(v1.params, v15.params);
+}
+
+// SSD300's heads predict 8,732 default boxes (Liu et al. 2016; ssd300.py): defaults per cell
+// [4, 6, 6, 6, 4, 4] on maps of 38, 19, 10, 5, 3 and 1, each box 4 offsets + 81 class scores.
+TEST(ModelZoo, SsdHeadsPredict8732Boxes) {
+  const Workload w = load_workload("ssd-resnet34");
+  double boxes = 0;
+  for (const Layer& layer : w.layers) {
+    if (layer.name.ends_with(".locconf")) {
+      boxes += static_cast<double>(layer.output.elements()) / (4 + 81);
+    }
+  }
+  EXPECT_EQ(boxes, 8732);
+}
+
+// Transformer big on 256-token sentences: per encoder layer 4 T d^2 + 2 T^2 d (self-attention)
+// + 2 T d d_ff (feed-forward) multiply-adds; per decoder layer a cross-attention more; the
+// pre-softmax projection T d V. Training costs about 6 N FLOPs per token (Kaplan et al. 2020,
+// "Scaling Laws for Neural Language Models", sec. 2.1: C = 6N), N the parameters a token
+// passes through (here all, the tied embedding as the pre-softmax weight), plus the attention
+// products that grow with T: 4% more at T = 256.
+TEST(ModelZoo, TransformerBigMacsAndSixNPerToken) {
+  const WorkloadCosts c = compute_costs(load_workload("transformer-big"));
+  const double t = 256, d = 1024, ff = 4096, vocab = 33708;
+  const double attention = 4 * t * d * d + 2 * t * t * d;
+  const double ffn = 2 * t * d * ff;
+  EXPECT_DOUBLE_EQ(c.fwd_macs, 6 * (attention + ffn) + 6 * (2 * attention + ffn) + t * d * vocab);
+  EXPECT_EQ(c.params, 210804736);
+  const double per_token = (c.fwd_flops + c.bwd_flops) / t;
+  EXPECT_NEAR(per_token / (6.0 * static_cast<double>(c.params)), 1.0, 0.1);
+}
+
+// Mask R-CNN's RPN head runs on five levels with one set of weights; its parameters are counted
+// once, on P2.
+TEST(ModelZoo, MaskRcnnSharesItsRpnHeadAcrossLevels) {
+  const Workload w = load_workload("mask-rcnn");
+  const WorkloadCosts c = compute_costs(w);
+  long rpn_params = 0;
+  int rpn_convs = 0;
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    if (!w.layers[i].name.starts_with("rpn")) continue;
+    rpn_params += c.layers[i].params;
+    rpn_convs += w.layers[i].type == LayerType::Conv;
+  }
+  EXPECT_EQ(rpn_convs, 15);
+  EXPECT_EQ(rpn_params, (256 * 256 * 9 + 256) + (256 * 3 + 3) + (256 * 12 + 12));
+  EXPECT_EQ(c.params, 44347317);  // 44,347,573 with the reference's transposed conv's bias
 }
 
 TEST(ModelZoo, PublishedMacsOfOtherModels) {

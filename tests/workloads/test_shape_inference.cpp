@@ -129,5 +129,141 @@ TEST(ShapeInference, BaseDerivationAndArgOverrides) {
   EXPECT_EQ(overridden.layers.back().name, "u.7.conv1");
 }
 
+// An embedding turns 1 x T x 1 ids into dim x T x 1 rows; its costs are a gather forward and a
+// scatter-add into a dense gradient table backward (docs/workload-schema.md#costs).
+TEST(ShapeInference, EmbeddingGathersOneRowPerId) {
+  const Workload w = load_text(
+      "name: t\ndataset: synthetic\ninput: {channels: 1, height: 7, width: 1}\nlayers:\n"
+      "  - embedding: {vocab: 100, dim: 16}\n"
+      "  - fc: {outputs: 4}\n");
+  const Layer& e = layer_named(w, "embedding1");
+  EXPECT_EQ(e.output, (Shape{16, 7, 1}));
+  const WorkloadCosts c = compute_costs(w);
+  const LayerCost& ec = c.layers[1];
+  EXPECT_EQ(ec.params, 100 * 16);
+  ASSERT_FALSE(c.tensors.empty());
+  EXPECT_EQ(c.tensors[0].name, "embedding1.weight");
+  EXPECT_EQ(ec.fwd_flops, 0);
+  EXPECT_EQ(ec.fwd_macs, 0);
+  EXPECT_FALSE(ec.has_backward_data);  // ids have no gradient
+  EXPECT_EQ(ec.bwd_weight_flops, 16.0 * 7);
+  // Forward: ids + gathered rows read, output written; no pass over the whole table.
+  EXPECT_DOUBLE_EQ(ec.fwd_bytes(2), 2 * (7 + 2 * 112) * 4.0);
+  // Backward: ids and output gradient read, rows read-modify-written, dense table zeroed.
+  EXPECT_DOUBLE_EQ(ec.bwd_bytes(2), 2 * (7 + 3 * 112) * 4.0 + 1600 * 4.0);
+  EXPECT_EQ(layer_named(w, "fc1").input, (Shape{16, 7, 1}));
+  EXPECT_EQ(c.layers[2].params, 16 * 7 * 4 + 4);
+  EXPECT_TRUE(c.layers[2].has_backward_data);  // the embedding upstream has parameters
+}
+
+// A sequence of T tokens is d x T x 1. Self-attention keeps the shape, with 4 d^2 weights (no
+// bias here) and (2 Tq + 2 Tk) d^2 + 2 Tq Tk d forward multiply-adds; cross-attention reads its
+// keys and values from `memory`; `from` starts a chain at an earlier layer; `shares` ties a
+// weight to an earlier layer's, adding no parameters.
+TEST(ShapeInference, AttentionLayerNormAndTiedWeights) {
+  const Workload w = load_text(
+      "name: t\ndataset: synthetic\ninput: {channels: 1, height: 6, width: 1}\nlayers:\n"
+      "  - embedding: {name: embed, vocab: 50, dim: 8}\n"
+      "  - layernorm: {name: enc}\n"
+      "  - embedding: {name: target, vocab: 50, dim: 8, from: data, shares: embed}\n"
+      "  - attention: {name: self, heads: 2, bias: false}\n"
+      "  - attention: {name: cross, heads: 4, memory: enc}\n"
+      "  - conv: {name: logits, filters: 50, kernel: 1, bias: false, shares: embed}\n");
+  const WorkloadCosts c = compute_costs(w);
+  const auto cost = [&](const std::string& name) -> const LayerCost& {
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+      if (w.layers[i].name == name) return c.layers[i];
+    }
+    throw std::runtime_error("no layer " + name);
+  };
+  EXPECT_EQ(layer_named(w, "self").output, (Shape{8, 6, 1}));
+  EXPECT_EQ(layer_named(w, "target").inputs, (std::vector<int>{0}));
+  EXPECT_EQ(layer_named(w, "cross").inputs.size(), 2u);
+  EXPECT_EQ(layer_named(w, "logits").output, (Shape{50, 6, 1}));
+  EXPECT_EQ(cost("enc").params, 2 * 8);
+  EXPECT_EQ(cost("self").params, 4 * 8 * 8);
+  EXPECT_EQ(cost("cross").params, 4 * 8 * 8 + 4 * 8);
+  EXPECT_EQ(cost("target").params, 0);  // tied to embed
+  EXPECT_EQ(cost("logits").params, 0);
+  EXPECT_TRUE(cost("logits").has_backward_weights);  // its gradient adds into embed's
+  EXPECT_EQ(c.params, 50 * 8 + 2 * 8 + 4 * 8 * 8 + 4 * 8 * 8 + 4 * 8);
+  const double t = 6, d = 8;
+  EXPECT_DOUBLE_EQ(cost("self").fwd_macs, 4 * t * d * d + 2 * t * t * d);
+  // Softmax: 5 FLOPs per probability of each head.
+  EXPECT_DOUBLE_EQ(cost("self").fwd_flops, 2 * (4 * t * d * d + 2 * t * t * d) + 5 * 2 * t * t);
+  EXPECT_DOUBLE_EQ(cost("self").bwd_weight_flops, 2 * 4 * t * d * d);
+  EXPECT_DOUBLE_EQ(cost("self").bwd_data_flops,
+                   2 * 4 * t * d * d + 4 * 2 * t * t * d + 3 * 2 * t * t);
+  // Kept for backward: output, Q, K, V, context, and the probabilities of every head.
+  EXPECT_DOUBLE_EQ(cost("cross").activation_bytes, (5 * t * d + 4 * t * t) * 4);
+  EXPECT_DOUBLE_EQ(cost("logits").fwd_macs, t * 50 * d);
+}
+
+// An LSTM of h units over T steps of x features: 4h(x + h) + 8h parameters per direction
+// (PyTorch's two biases), 4h(x + h) multiply-adds per step and direction; bidirectional doubles
+// both and the output channels. Additive attention: 2d^2 + 2d + 1 parameters.
+TEST(ShapeInference, LstmAndAdditiveAttention) {
+  const Workload w = load_text(
+      "name: t\ndataset: synthetic\ninput: {channels: 1, height: 5, width: 1}\nlayers:\n"
+      "  - embedding: {name: embed, vocab: 50, dim: 6}\n"
+      "  - lstm: {name: bi, hidden: 4, bidirectional: true}\n"
+      "  - lstm: {name: uni, hidden: 4}\n"
+      "  - attention: {name: att, score: additive, memory: uni}\n"
+      "  - concat: {name: join, branches: {x: [], rnn: {from: uni}}}\n");
+  const WorkloadCosts c = compute_costs(w);
+  const auto cost = [&](const std::string& name) -> const LayerCost& {
+    for (size_t i = 0; i < w.layers.size(); ++i) {
+      if (w.layers[i].name == name) return c.layers[i];
+    }
+    throw std::runtime_error("no layer " + name);
+  };
+  EXPECT_EQ(layer_named(w, "bi").output, (Shape{8, 5, 1}));
+  EXPECT_EQ(layer_named(w, "uni").output, (Shape{4, 5, 1}));
+  EXPECT_EQ(layer_named(w, "join").output, (Shape{8, 5, 1}));
+  EXPECT_EQ(cost("bi").params, 2 * (4 * 4 * (6 + 4) + 8 * 4));
+  EXPECT_EQ(cost("uni").params, 4 * 4 * (8 + 4) + 8 * 4);
+  EXPECT_DOUBLE_EQ(cost("uni").fwd_macs, 5.0 * 4 * 4 * (8 + 4));
+  EXPECT_DOUBLE_EQ(cost("uni").fwd_flops, 2 * 5.0 * 4 * 4 * 12 + 17 * 4 * 5);
+  EXPECT_DOUBLE_EQ(cost("bi").bwd_weight_flops, 2 * (2 * 5.0 * 4 * 4 * 10) + 2 * 8 * 4 * 5);
+  EXPECT_EQ(cost("att").params, 2 * 4 * 4 + 2 * 4 + 1);
+  const double t = 5, d = 4;
+  EXPECT_DOUBLE_EQ(cost("att").fwd_macs, 2 * t * d * d + 2 * t * t * d);
+  std::vector<std::string> names;
+  for (const ParamTensor& tensor : c.tensors) names.push_back(tensor.name);
+  EXPECT_EQ(names[1], "bi.weight_ih_l0");
+  EXPECT_EQ(names[5], "bi.weight_ih_l0_reverse");
+  EXPECT_EQ(names.back(), "att.normalize_bias");
+}
+
+// roi_align (a stand-in) stacks `rois` crops of size x size along the height, with no
+// parameters and 32 FLOPs per output element each way; a conv with kernel and stride = size
+// then acts as a fully connected layer per region.
+TEST(ShapeInference, RoiAlignStacksItsCrops) {
+  const Workload w = load_text(model(
+      "  - conv: {filters: 8, kernel: 3, pad: 1}\n"
+      "  - roi_align: {rois: 5, size: 7}\n"
+      "  - conv: {name: fc6, filters: 16, kernel: 7, stride: 7}\n"));
+  EXPECT_EQ(layer_named(w, "roi_align1").output, (Shape{8, 35, 7}));
+  EXPECT_EQ(layer_named(w, "fc6").output, (Shape{16, 5, 1}));
+  const WorkloadCosts c = compute_costs(w);
+  EXPECT_EQ(c.layers[2].params, 0);
+  EXPECT_DOUBLE_EQ(c.layers[2].fwd_flops, 32.0 * 8 * 35 * 7);
+  EXPECT_DOUBLE_EQ(c.layers[2].bwd_data_flops, 32.0 * 8 * 35 * 7);
+  EXPECT_EQ(c.layers[3].params, 16 * 8 * 7 * 7 + 16);  // fc6 over 8 x 7 x 7 per region
+  EXPECT_DOUBLE_EQ(c.layers[3].fwd_macs, 5.0 * 16 * 8 * 7 * 7);
+}
+
+// A layer that shares a weight shares its bias: both or neither, of the same size.
+TEST(ShapeInference, SharedConvsShareTheirBias) {
+  const Workload w = load_text(model(
+      "  - conv: {name: head, filters: 4, kernel: 3, pad: 1}\n"
+      "  - pool: {kind: max, kernel: 2, from: data}\n"
+      "  - conv: {name: again, filters: 4, kernel: 3, pad: 1, shares: head}\n"));
+  const WorkloadCosts c = compute_costs(w);
+  EXPECT_EQ(c.params, 4 * 3 * 3 * 3 + 4);
+  EXPECT_EQ(c.tensors.size(), 2u);
+  EXPECT_EQ(layer_named(w, "again").shares, 1);
+}
+
 }  // namespace
 }  // namespace gpuscale::wl

@@ -56,14 +56,21 @@ IterationGraph build_iteration_graph(const Workload& w, const WorkloadCosts& cos
     }
   }
 
-  // Gradient exchange and update per tensor, in the order gradients become ready.
+  // Gradient exchange and update per tensor, in the order gradients become ready. A tied
+  // weight's gradient is ready once every layer that uses it has added its part.
   for (size_t i = n - 1; i >= 1; --i) {
     if (backward_weights[i] < 0) continue;
+    std::vector<int> computed = {backward_weights[i]};
+    for (size_t j = 1; j < n; ++j) {
+      if (w.layers[j].shares == static_cast<int>(i)) computed.push_back(backward_weights[j]);
+    }
     for (size_t t = 0; t < costs.tensors.size(); ++t) {
       if (costs.tensors[t].layer != static_cast<int>(i)) continue;
-      int ready = backward_weights[i];
-      if (gpus > 1) ready = add({TaskKind::Exchange, static_cast<int>(i), static_cast<int>(t), {ready}});
-      add({TaskKind::Update, static_cast<int>(i), static_cast<int>(t), {ready}});
+      std::vector<int> ready = computed;
+      if (gpus > 1) {
+        ready = {add({TaskKind::Exchange, static_cast<int>(i), static_cast<int>(t), ready})};
+      }
+      add({TaskKind::Update, static_cast<int>(i), static_cast<int>(t), ready});
     }
   }
   return g;

@@ -1,5 +1,9 @@
 #include "workloads/src/layer_costs.hpp"
 
+#include <fmt/format.h>
+
+#include <optional>
+
 namespace gpuscale::wl {
 namespace {
 
@@ -14,35 +18,74 @@ ElementwiseOps elementwise_ops(const Layer& layer) {
     case LayerType::Relu: return {1, 1, 0};
     case LayerType::Tanh: return {1, 2, 0};
     case LayerType::Dropout: return {1, 1, 0};
-    case LayerType::BatchNorm: return {7, 9, 3};
+    case LayerType::BatchNorm:
+    case LayerType::LayerNorm: return {7, 9, 3};
     case LayerType::Softmax: return {5, 1, 0};
     case LayerType::Lrn: {
       const double n = layer.params.lrn_size;
       return {2 * n + 3, 3 * n + 4, 0};
     }
     case LayerType::Add: return {layer.params.scale == 1.0 ? 1.0 : 2.0, 0, 0};
+    // 2 x 2 sampling points per output element (sampling_ratio 2, as maskrcnn-benchmark's
+    // configs set), each a bilinear blend of 4 taps: a multiply-add per tap, forward and
+    // backward (the gradient is scattered to the same taps).
+    case LayerType::RoiAlign: return {32, 32, 0};
     default: return {0, 0, 0};
   }
 }
 
-void add_tensor(WorkloadCosts& costs, const Layer& layer, int index, const char* suffix,
+void add_tensor(WorkloadCosts& costs, const Layer& layer, int index, const std::string& suffix,
                 long elements) {
   costs.tensors.push_back({layer.name + "." + suffix, index, elements});
   costs.layers[static_cast<size_t>(index)].params += elements;
 }
 
-// Parameter tensors in MXNet's order: weight, then bias; batchnorm gamma, then beta.
+// Parameter tensors in MXNet's order: weight, then bias; batchnorm gamma, then beta. A layer
+// that shares another's weight adds no weight tensor: its gradient adds into the owner's.
 void add_tensors(WorkloadCosts& costs, const Layer& layer, int index) {
   const LayerParams& p = layer.params;
   switch (layer.type) {
     case LayerType::Conv:
-      add_tensor(costs, layer, index, "weight", static_cast<long>(weight_elements(layer)));
-      if (p.bias) add_tensor(costs, layer, index, "bias", p.filters);
-      break;
     case LayerType::Fc:
-      add_tensor(costs, layer, index, "weight", static_cast<long>(weight_elements(layer)));
-      if (p.bias) add_tensor(costs, layer, index, "bias", p.filters);
+    case LayerType::Embedding:
+      if (layer.shares < 0) {
+        add_tensor(costs, layer, index, "weight", static_cast<long>(weight_elements(layer)));
+      }
+      if (p.bias && layer.type != LayerType::Embedding && layer.shares < 0) {
+        add_tensor(costs, layer, index, "bias", p.filters);
+      }
       break;
+    case LayerType::Attention: {
+      const long d = layer.output.channels;
+      if (p.additive) {  // GNMT's BahdanauAttention(normalize=True), PyTorch's names
+        add_tensor(costs, layer, index, "linear_q.weight", d * d);
+        add_tensor(costs, layer, index, "linear_k.weight", d * d);
+        add_tensor(costs, layer, index, "linear_att", d);
+        add_tensor(costs, layer, index, "normalize_scalar", 1);
+        add_tensor(costs, layer, index, "normalize_bias", d);
+        break;
+      }
+      // The query, key, value and output projections, each d x d (TensorFlow's q, k, v and
+      // output_transform; PyTorch packs the first three in in_proj_weight).
+      for (const char* projection : {"q", "k", "v", "out"}) {
+        add_tensor(costs, layer, index, fmt::format("{}.weight", projection), d * d);
+        if (p.bias) add_tensor(costs, layer, index, fmt::format("{}.bias", projection), d);
+      }
+      break;
+    }
+    case LayerType::Lstm: {
+      // PyTorch nn.LSTM: two biases per gate set, as cuDNN keeps them.
+      const long h = p.filters, x = layer.input.channels;
+      for (const char* direction : {"", "_reverse"}) {
+        if (*direction != '\0' && !p.bidirectional) break;
+        add_tensor(costs, layer, index, fmt::format("weight_ih_l0{}", direction), 4 * h * x);
+        add_tensor(costs, layer, index, fmt::format("weight_hh_l0{}", direction), 4 * h * h);
+        add_tensor(costs, layer, index, fmt::format("bias_ih_l0{}", direction), 4 * h);
+        add_tensor(costs, layer, index, fmt::format("bias_hh_l0{}", direction), 4 * h);
+      }
+      break;
+    }
+    case LayerType::LayerNorm:
     case LayerType::BatchNorm:
       add_tensor(costs, layer, index, "gamma", layer.output.channels);
       add_tensor(costs, layer, index, "beta", layer.output.channels);
@@ -50,6 +93,88 @@ void add_tensors(WorkloadCosts& costs, const Layer& layer, int index) {
     default:
       break;
   }
+}
+
+// The costs of attention and LSTM layers per sample, in elements where not FLOPs: what they
+// move besides their inputs and output (`inner_*`: intermediates written and read back, as a
+// plain implementation runs them, not a fused kernel [?]) and keep for backward besides their
+// output (docs/workload-schema.md#costs).
+struct SequenceCost {
+  double macs = 0, fwd = 0, bwd_data = 0, bwd_weight = 0;
+  double inner_fwd = 0, inner_bwd = 0, kept = 0;
+};
+
+// Multi-head attention of Tq queries over Tk keys and values of d features in h heads
+// (Vaswani et al. 2017, sec. 3.2): the four projections, (2 Tq + 2 Tk) d^2 multiply-adds; the
+// scores Q K^T and the weighted sum P V, Tq Tk d each, whatever h; softmax 5 operations per
+// probability forward, 3 backward (P (dP - rowsum(dP P))); the core's backward is four
+// products of the forward's size (dP, dV, dQ, dK); a bias adds one operation per projected
+// element each way.
+// Additive attention (Bahdanau et al. 2015; GNMT's normalised variant): score(q, k) =
+// v . tanh(Wq q + Wk k + b), so the Q and K projections, (Tq + Tk) d^2, then per pair a
+// d-vector sum, tanh and dot (3 operations and a multiply-add per element of the Tq Tk d
+// tensor), softmax, and the context P K (Tq Tk d). Backward: 6 operations per element of that
+// tensor for the data pass (the tanh derivative and the sums into dq and dk), 3 for the
+// weights (dv and db).
+SequenceCost attention_cost(const Workload& w, const Layer& layer) {
+  const Shape& kv = w.layers[static_cast<size_t>(layer.inputs.back())].output;
+  const double tq = static_cast<double>(layer.input.height * layer.input.width);
+  const double tk = static_cast<double>(kv.height * kv.width);
+  const double d = static_cast<double>(layer.input.channels);
+  const double pairs = tq * tk;
+  SequenceCost s;
+  if (layer.params.additive) {
+    const double projections = (tq + tk) * d * d;
+    s.macs = projections + 2 * pairs * d;
+    s.fwd = 2 * s.macs + 3 * pairs * d + 5 * pairs;
+    s.bwd_data = 2 * projections + 4 * pairs * d + 6 * pairs * d + 3 * pairs;
+    s.bwd_weight = 2 * projections + 3 * pairs * d;
+    s.inner_fwd = 2 * (tq + tk) * d + 2 * pairs * d + 4 * pairs;
+    s.inner_bwd = 2 * s.inner_fwd;
+    s.kept = (tq + tk) * d + pairs * d + pairs;
+    return s;
+  }
+  const double probabilities = layer.params.heads * pairs;
+  const double projections = (2 * tq + 2 * tk) * d * d;
+  const double core = 2 * pairs * d;
+  const double bias = layer.params.bias ? (2 * tq + 2 * tk) * d : 0;
+  s.macs = projections + core;
+  s.fwd = 2 * s.macs + 5 * probabilities + bias;
+  s.bwd_data = 2 * projections + 4 * core + 3 * probabilities;
+  s.bwd_weight = 2 * projections + bias;
+  // Q, K, V and the context written and read back; the scores and probabilities twice.
+  s.inner_fwd = 2 * (2 * tq + 2 * tk) * d + 4 * probabilities;
+  s.inner_bwd = 2 * s.inner_fwd;
+  s.kept = (2 * tq + 2 * tk) * d + probabilities;
+  return s;
+}
+
+// An LSTM of h units over T steps of x features, per direction: the gates' GEMMs 4h (x + h)
+// multiply-adds per step; 17 operations per unit and step for the two bias adds (8), the gate
+// nonlinearities (4), c = f c + i g (3) and h = o tanh(c) (2), as many backward [?].
+// Backward-data: dx and dh, 4h (x + h) multiply-adds per step; backward-weights: dW_ih, dW_hh
+// as many, and the two bias gradients (8 per unit and step). Kept for backward: the gates and
+// the cell state (cuDNN's reserve space), 5h per step.
+SequenceCost lstm_cost(const Layer& layer) {
+  const double t = static_cast<double>(layer.input.height * layer.input.width);
+  const double x = static_cast<double>(layer.input.channels);
+  const double h = static_cast<double>(layer.params.filters);
+  const double steps = t * (layer.params.bidirectional ? 2 : 1);  // of one direction each
+  SequenceCost s;
+  s.macs = steps * 4 * h * (x + h);
+  s.fwd = 2 * s.macs + 17 * h * steps;
+  s.bwd_data = 2 * s.macs + 17 * h * steps;
+  s.bwd_weight = 2 * s.macs + 8 * h * steps;
+  s.inner_fwd = 10 * h * steps;  // gates written and read, c written, h_prev read
+  s.inner_bwd = 2 * s.inner_fwd;
+  s.kept = 5 * h * steps;
+  return s;
+}
+
+std::optional<SequenceCost> sequence_cost(const Workload& w, const Layer& layer) {
+  if (layer.type == LayerType::Attention) return attention_cost(w, layer);
+  if (layer.type == LayerType::Lstm) return lstm_cost(layer);
+  return std::nullopt;
 }
 
 double macs_per_sample(const Layer& layer) {
@@ -85,22 +210,34 @@ WorkloadCosts compute_costs(const Workload& w) {
     double in_elements = 0;
     for (int input : layer.inputs) {
       in_elements += static_cast<double>(w.layers[static_cast<size_t>(input)].output.elements());
+      // A layer with tied weights has parameters too, though another layer counts them.
       params_upstream[i] = params_upstream[i] || params_upstream[static_cast<size_t>(input)] ||
-                           costs.layers[static_cast<size_t>(input)].params > 0;
+                           costs.layers[static_cast<size_t>(input)].has_backward_weights;
     }
     const double out_elements = static_cast<double>(layer.output.elements());
-    c.has_backward_weights = c.params > 0;
-    c.has_backward_data = params_upstream[i];
+    c.has_backward_weights = c.params > 0 || layer.shares >= 0;
+    // An embedding's input is integer ids: nothing upstream needs a gradient through it.
+    c.has_backward_data = params_upstream[i] && layer.type != LayerType::Embedding;
     c.param_bytes = static_cast<double>(c.params) * element_bytes;
+    c.param_read_bytes = layer.type == LayerType::Embedding ? 0 : c.param_bytes;
 
-    c.fwd_macs = macs_per_sample(layer);
-    if (c.fwd_macs > 0) {
+    const std::optional<SequenceCost> sequence = sequence_cost(w, layer);
+    c.fwd_macs = sequence ? sequence->macs : macs_per_sample(layer);
+    if (sequence) {
+      c.fwd_flops = sequence->fwd;
+      c.bwd_data_flops = sequence->bwd_data;
+      c.bwd_weight_flops = sequence->bwd_weight;
+    } else if (c.fwd_macs > 0) {
       const double bias = layer.params.bias ? out_elements : 0;
       c.fwd_flops = 2 * c.fwd_macs + bias;
       c.bwd_data_flops = 2 * c.fwd_macs;
       c.bwd_weight_flops = 2 * c.fwd_macs + bias;
     } else if (layer.type == LayerType::Pool) {
       c.fwd_flops = c.bwd_data_flops = out_elements * pool_window(layer);
+    } else if (layer.type == LayerType::Embedding) {
+      // Forward gathers rows (no arithmetic); backward-weights scatter-adds each output
+      // gradient element into its row: one addition per output element.
+      c.bwd_weight_flops = out_elements;
     } else {
       const ElementwiseOps ops = elementwise_ops(layer);
       c.fwd_flops = ops.fwd * out_elements;
@@ -110,7 +247,18 @@ WorkloadCosts compute_costs(const Workload& w) {
     if (!c.has_backward_data) c.bwd_data_flops = 0;
     if (!c.has_backward_weights) c.bwd_weight_flops = 0;
 
-    if (layer.type != LayerType::Input) {
+    if (layer.type == LayerType::Embedding) {
+      // Forward reads the ids and the rows they name and writes the output. Backward-weights
+      // (PyTorch's dense gradient, nn.Embedding's default sparse=False) zeroes the whole
+      // gradient table (param_bytes, per batch) and, per sample, reads the ids and the output
+      // gradient and read-modify-writes the rows they name.
+      c.fwd_activation_bytes = (in_elements + 2 * out_elements) * element_bytes;
+      c.bwd_activation_bytes = (in_elements + 3 * out_elements) * element_bytes;
+    } else if (sequence) {
+      c.fwd_activation_bytes = (in_elements + out_elements + sequence->inner_fwd) * element_bytes;
+      c.bwd_activation_bytes =
+          (2 * in_elements + out_elements + sequence->inner_bwd) * element_bytes;
+    } else if (layer.type != LayerType::Input) {
       c.fwd_activation_bytes = (in_elements + out_elements) * element_bytes;
       // The output gradient is read; the input gradient written; layers with parameters read
       // their input again for the weight gradient.
@@ -123,6 +271,7 @@ WorkloadCosts compute_costs(const Workload& w) {
     // The output, and a dropout's mask beside it. Whether a ReLU works in place (keeping nothing
     // of its own) is the framework's: the memory model asks FrameworkConfig::relu_in_place.
     c.activation_bytes = (layer.type == LayerType::Dropout ? 2 : 1) * out_elements * element_bytes;
+    if (sequence) c.activation_bytes += sequence->kept * element_bytes;
 
     costs.params += c.params;
     costs.fwd_macs += c.fwd_macs;

@@ -27,13 +27,18 @@ struct LayerCost {
   double fwd_activation_bytes = 0;
   double bwd_activation_bytes = 0;
   double param_bytes = 0;
+  // Parameters forward and backward-data read, per batch: all of them (param_bytes), but for an
+  // embedding, whose gather reads only the rows its ids name (counted per sample).
+  double param_read_bytes = 0;
   double activation_bytes = 0;  // kept from forward for backward, per sample
   bool has_backward_data = false;   // some layer upstream has parameters
   bool has_backward_weights = false;
 
-  double fwd_bytes(int batch) const { return batch * fwd_activation_bytes + param_bytes; }
+  double fwd_bytes(int batch) const { return batch * fwd_activation_bytes + param_read_bytes; }
   // Backward reads the weights (data pass) and writes their gradients (weights pass).
-  double bwd_bytes(int batch) const { return batch * bwd_activation_bytes + 2 * param_bytes; }
+  double bwd_bytes(int batch) const {
+    return batch * bwd_activation_bytes + param_read_bytes + param_bytes;
+  }
 };
 
 struct WorkloadCosts {

@@ -24,6 +24,9 @@ constexpr std::array kComputeTypes = {
     TypeName{LayerType::BatchNorm, "batchnorm"}, TypeName{LayerType::Dropout, "dropout"},
     TypeName{LayerType::Softmax, "softmax"},   TypeName{LayerType::Upsample, "upsample"},
     TypeName{LayerType::PixelShuffle, "pixel_shuffle"},
+    TypeName{LayerType::Embedding, "embedding"}, TypeName{LayerType::Attention, "attention"},
+    TypeName{LayerType::LayerNorm, "layernorm"}, TypeName{LayerType::RoiAlign, "roi_align"},
+    TypeName{LayerType::Lstm, "lstm"},
 };
 
 // A size given as `k` or `[kh, kw]`.
@@ -108,18 +111,53 @@ LayerParams read_params(LayerType type, const MapReader& r) {
     case LayerType::PixelShuffle:
       p.factor = static_cast<int>(read_integer(r.require("factor", "2"), "factor of " + what, 1, 64));
       break;
+    case LayerType::Embedding:
+      p.vocab = read_integer(r.require("vocab", "32000"), "vocab of " + what, 1, 1L << 40);
+      p.filters = read_integer(r.require("dim", "512"), "dim of " + what, 1, kMaxDimension);
+      break;
+    case LayerType::RoiAlign:
+      p.rois = read_integer(r.require("rois", "512"), "rois of " + what, 1, kMaxDimension);
+      p.kernel_h = p.kernel_w =
+          static_cast<int>(read_integer(r.require("size", "7"), "size of " + what, 1, 1024));
+      break;
+    case LayerType::Attention:
+      if (const ConfigNode* h = r.find("heads")) {
+        p.heads = static_cast<int>(read_integer(*h, "heads of " + what, 1, kMaxDimension));
+      }
+      if (const ConfigNode* b = r.find("bias")) p.bias = read_bool(*b, "bias of " + what);
+      if (const ConfigNode* s = r.find("score")) {
+        const std::string score = read_string(*s, "score of " + what);
+        if (score != "dot" && score != "additive") {
+          throw ConfigError(s->origin(), unknown_name_message("attention score", score,
+                                                              {"dot", "additive"}));
+        }
+        p.additive = score == "additive";
+        if (p.additive && (r.find("heads") || r.find("bias"))) {
+          throw ConfigError(s->origin(), fmt::format("{}: additive attention has one head and "
+                                                     "no projection biases (drop heads and "
+                                                     "bias)", what));
+        }
+      }
+      break;
+    case LayerType::Lstm:
+      p.filters = read_integer(r.require("hidden", "1024"), "hidden of " + what, 1, kMaxDimension);
+      if (const ConfigNode* b = r.find("bidirectional")) {
+        p.bidirectional = read_bool(*b, "bidirectional of " + what);
+      }
+      break;
     default:
       break;
   }
   return p;
 }
 
+// Every type also takes `from` (see read_layer_item).
 std::vector<std::string> allowed_keys(LayerType type) {
   switch (type) {
     case LayerType::Conv:
-      return {"name", "filters", "kernel", "stride", "pad", "groups", "bias"};
+      return {"name", "filters", "kernel", "stride", "pad", "groups", "bias", "shares"};
     case LayerType::Fc:
-      return {"name", "outputs", "bias"};
+      return {"name", "outputs", "bias", "shares"};
     case LayerType::Pool:
       return {"name", "kind", "kernel", "stride", "pad", "ceil", "global"};
     case LayerType::Lrn:
@@ -129,6 +167,14 @@ std::vector<std::string> allowed_keys(LayerType type) {
     case LayerType::Upsample:
     case LayerType::PixelShuffle:
       return {"name", "factor"};
+    case LayerType::Embedding:
+      return {"name", "vocab", "dim", "shares"};
+    case LayerType::Attention:
+      return {"name", "heads", "bias", "memory", "score"};
+    case LayerType::Lstm:
+      return {"name", "hidden", "bidirectional"};
+    case LayerType::RoiAlign:
+      return {"name", "rois", "size"};
     default:
       return {"name"};
   }
@@ -179,8 +225,11 @@ std::vector<std::string> layer_type_names() {
 }
 
 LayerItem read_layer_item(LayerType type, const ConfigNode& node, const std::string& what) {
-  MapReader r(node, what, allowed_keys(type));
-  return {read_params(type, r), r.optional_string("name")};
+  std::vector<std::string> keys = allowed_keys(type);
+  keys.emplace_back("from");
+  MapReader r(node, what, keys);
+  return {read_params(type, r), r.optional_string("name"), r.optional_string("from"),
+          r.optional_string("memory"), r.optional_string("shares")};
 }
 
 void check_tensor_sizes(const Layer& layer) {
@@ -232,6 +281,28 @@ Shape infer_output_shape(const Layer& layer, const Shape& in) {
       }
       return {in.channels / f2, in.height * p.factor, in.width * p.factor};
     }
+    case LayerType::Embedding:
+      // Each position of the input holds one id (channels = 1); each becomes a row of `dim`.
+      if (in.channels != 1) {
+        throw ConfigError(layer.origin,
+                          fmt::format("layer '{}': an embedding reads one id per position, its "
+                                      "input {} has {} channels (give ids as 1 x positions x 1)",
+                                      layer.name, to_string(in), in.channels));
+      }
+      return {p.filters, in.height, in.width};
+    case LayerType::RoiAlign:
+      // The crops are stacked along the height: convolutions over them cost what they cost per
+      // region (but for the rows where neighbouring crops meet).
+      return {in.channels, p.rois * p.kernel_h, p.kernel_w};
+    case LayerType::Lstm:
+      return {p.filters * (p.bidirectional ? 2 : 1), in.height, in.width};
+    case LayerType::Attention:
+      if (in.channels % p.heads != 0) {
+        throw ConfigError(layer.origin,
+                          fmt::format("layer '{}': {} heads must divide its {} input channels",
+                                      layer.name, p.heads, in.channels));
+      }
+      return in;
     default:
       return in;
   }

@@ -16,10 +16,16 @@ std::optional<LayerType> layer_type_from_string(const std::string& name);
 std::vector<std::string> layer_type_names();
 
 // Reads the hyper-parameters of one layer of `type` from `node` (a mapping, or null for a bare
-// type name); `what` names the layer in errors. The optional `name` key is returned separately.
+// type name); `what` names the layer in errors. The keys that name other layers are returned
+// for the loader to resolve: `name`; `from` (any layer: read that layer's output instead of the
+// previous item's); `memory` (attention: the keys and values); `shares` (embedding, conv, fc:
+// use that layer's weight).
 struct LayerItem {
   LayerParams params;
   std::optional<std::string> name;
+  std::optional<std::string> from;
+  std::optional<std::string> memory;
+  std::optional<std::string> shares;
 };
 LayerItem read_layer_item(LayerType type, const ConfigNode& node, const std::string& what);
 

@@ -17,6 +17,11 @@ double weight_elements(const Layer& layer) {
     case LayerType::Fc:
       return static_cast<double>(p.filters) * static_cast<double>(layer.input.channels) *
              static_cast<double>(layer.input.height) * static_cast<double>(layer.input.width);
+    case LayerType::Embedding:
+      return static_cast<double>(p.vocab) * static_cast<double>(p.filters);
+    case LayerType::Lstm:  // weight_ih and weight_hh of every direction
+      return (p.bidirectional ? 2.0 : 1.0) * 4 * static_cast<double>(p.filters) *
+             static_cast<double>(layer.input.channels + p.filters);
     default: return 0;
   }
 }

@@ -24,6 +24,11 @@ enum class LayerType {
   Softmax,
   Upsample,
   PixelShuffle,
+  Embedding,  // a table lookup: one row per integer id of its input
+  Attention,  // multi-head attention over its input, or over a second input (cross-attention)
+  Lstm,
+  LayerNorm,
+  RoiAlign,   // a stand-in: crops a stated number of regions of its input to size x size each
   Concat,  // the join of a `concat` item's branches
   Add      // the join of a `residual` item
 };
@@ -46,7 +51,12 @@ enum class PoolKind { Max, Avg };
 
 // Hyper-parameters; each type reads only its own (see the schema's table).
 struct LayerParams {
-  long filters = 0;   // conv: output channels; fc: outputs
+  long filters = 0;   // conv: output channels; fc: outputs; embedding: dim (row length)
+  long vocab = 0;     // embedding: rows of the table
+  int heads = 1;      // attention
+  bool additive = false;       // attention: Bahdanau's normalised additive score (GNMT)
+  bool bidirectional = false;  // lstm; its hidden size is `filters`
+  long rois = 0;      // roi_align: regions per sample; their crops are size x size (kernel_h)
   int kernel_h = 1, kernel_w = 1;
   int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
@@ -65,7 +75,10 @@ struct Layer {
   std::string name;  // a path: "res3.2.conv1"
   LayerType type = LayerType::Input;
   LayerParams params;
-  std::vector<int> inputs;  // indices of earlier layers whose outputs this layer reads
+  // Indices of earlier layers whose outputs this layer reads: a join's branches; an
+  // attention's queries, then its keys and values when they come from another layer.
+  std::vector<int> inputs;
+  int shares = -1;          // the layer whose weight this one uses (tied weights), else -1
   Shape input;              // the shape of inputs[0] (all inputs of a join share height/width)
   Shape output;
   Origin origin;            // where the layer is written (inside a template: the template's line)

@@ -144,11 +144,69 @@ class Builder {
     layer.name = scope.path(scope.local_name(type, read.name));
     layer.type = *layer_type;
     layer.params = read.params;
-    layer.inputs = {input};
-    layer.input = w_.layers[input].output;
     layer.origin = origin;
+    const int source =
+        read.from ? earlier_layer(*read.from, "from", scope, layer.name, origin) : input;
+    layer.inputs = {source};
+    layer.input = w_.layers[source].output;
+    if (read.memory) {
+      const int memory = earlier_layer(*read.memory, "memory", scope, layer.name, origin);
+      const Shape& keys = w_.layers[memory].output;
+      if (keys.channels != layer.input.channels) {
+        throw ConfigError(origin, fmt::format("layer '{}': its memory '{}' has {} channels, its "
+                                              "queries {} (they must match)", layer.name,
+                                              w_.layers[memory].name, keys.channels,
+                                              layer.input.channels));
+      }
+      layer.inputs.push_back(memory);
+    }
     layer.output = infer_output_shape(layer, layer.input);
+    if (read.shares) {
+      share_weight(layer, earlier_layer(*read.shares, "shares", scope, layer.name, origin));
+    }
     return append(std::move(layer));
+  }
+
+  // The index of the earlier layer `name` (a path from this scope, or from the top) that the key
+  // `key` of layer (or concat branch) `who`, written at `origin`, names.
+  int earlier_layer(const std::string& name, const char* key, const Scope& scope,
+                    const std::string& who, const Origin& origin) const {
+    for (const std::string& path : {scope.path(name), name}) {
+      if (const auto it = index_.find(path); it != index_.end()) return it->second;
+    }
+    std::vector<std::string> known;
+    for (const auto& [path, index] : index_) known.push_back(path);
+    const auto near = nearest_name(name, known);
+    throw ConfigError(origin, fmt::format("layer '{}': {} '{}' names no earlier layer{}", who, key,
+                                          name, near ? fmt::format(" (did you mean '{}'?)", *near)
+                                                     : ""));
+  }
+
+  // Tied weights: `layer` uses the weight of `owner` (or of the layer that one shares), which
+  // must hold as many elements, and its bias when both have one; a bias of its own beside a
+  // shared weight is refused, so that every parameter belongs to exactly one layer.
+  void share_weight(Layer& layer, int owner) const {
+    if (w_.layers[owner].shares >= 0) owner = w_.layers[owner].shares;
+    const double mine = weight_elements(layer);
+    const double theirs = weight_elements(w_.layers[owner]);
+    if (theirs == 0 || mine != theirs) {
+      throw ConfigError(layer.origin,
+                        fmt::format("layer '{}': it cannot share the weight of '{}' ({:.0f} "
+                                    "elements against its own {:.0f}; they must be equal)",
+                                    layer.name, w_.layers[owner].name, theirs, mine));
+    }
+    const auto has_bias = [](const Layer& l) {
+      return l.params.bias && (l.type == LayerType::Conv || l.type == LayerType::Fc);
+    };
+    const Layer& o = w_.layers[owner];
+    if (has_bias(layer) != has_bias(o) ||
+        (has_bias(layer) && layer.params.filters != o.params.filters)) {
+      throw ConfigError(layer.origin, fmt::format("layer '{}': it shares the weight of '{}' but "
+                                                  "not a bias of the same size (give both a bias "
+                                                  "of as many outputs, or neither)",
+                                                  layer.name, o.name));
+    }
+    layer.shares = owner;
   }
 
   int concat(const ConfigNode& params, const Origin& origin, Scope& scope, const Args& args,
@@ -168,7 +226,12 @@ class Builder {
     std::string first_branch;
     for (const auto& branch : branches.entries()) {
       Scope inner{given ? name + "." + branch.key : scope.path(branch.key), {}};
-      const int out = sequence(branch.value, inner, args, input, depth);
+      // A branch written `{from: NAME}` is that earlier layer's output as it is.
+      const int out = branch.value.is_map()
+                          ? earlier_layer(MapReader(branch.value, "concat branch", {"from"})
+                                              .string("from", "attention1"),
+                                          "from", scope, name, branch.where())
+                          : sequence(branch.value, inner, args, input, depth);
       const Shape& shape = w_.layers[out].output;
       if (join.inputs.empty()) {
         first_branch = branch.key;
@@ -288,7 +351,7 @@ class Builder {
   }
 
   int append(Layer layer) {
-    if (!names_.insert(layer.name).second) {
+    if (!index_.emplace(layer.name, static_cast<int>(w_.layers.size())).second) {
       throw ConfigError(layer.origin, fmt::format("two layers are named '{}' (give one of them "
                                                   "another 'name')", layer.name));
     }
@@ -300,7 +363,7 @@ class Builder {
   Workload& w_;
   std::map<std::string, Template> templates_;
   Args model_args_;
-  std::set<std::string> names_;
+  std::map<std::string, int> index_;  // layer name -> index in w_.layers
   std::set<std::string> used_;  // argument names some `$name` referred to
 };
 
