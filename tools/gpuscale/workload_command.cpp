@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -39,12 +40,15 @@ std::vector<std::string> comm_choices() {
 }
 
 void list_workloads() {
-  std::string out = fmt::format("{:<14} {:>9} {:>9} {:>12}  {}\n", "name", "params", "GMAC/img",
-                                "input", "description");
-  for (const auto& name : wl::shipped_workloads().names()) {
+  const std::vector<std::string> names = wl::shipped_workloads().names();
+  size_t width = 4;
+  for (const std::string& name : names) width = std::max(width, name.size());
+  std::string out = fmt::format("{:<{}} {:>9} {:>9} {:>12}  {}\n", "name", width, "params",
+                                "GMAC/img", "input", "description");
+  for (const auto& name : names) {
     const wl::Workload w = wl::load_workload(name);
     const wl::WorkloadCosts c = wl::compute_costs(w);
-    out += fmt::format("{:<14} {:>8.2f}M {:>9.3f} {:>12}  {}\n", name, c.params / 1e6,
+    out += fmt::format("{:<{}} {:>8.2f}M {:>9.3f} {:>12}  {}\n", name, width, c.params / 1e6,
                        c.fwd_macs / 1e9, to_string(w.layers[0].output), w.description);
   }
   std::cout << out;
