@@ -70,6 +70,25 @@ TEST(SuiteLoader, ShipsTheOneV100Calibration) {
   EXPECT_EQ(s.tables[0].points.size(), 23u);
 }
 
+// The spatial-parallelism study: claims only, methods that split samples, networks that ran
+// with some methods and batches only.
+TEST(SuiteLoader, ShipsTheLassenSpatialStudy) {
+  const Suite s = load_suite("lassen-spatial");
+  EXPECT_EQ(s.setup.framework, "pytorch-horovod");
+  EXPECT_TRUE(s.tables.empty());
+  EXPECT_EQ(s.spatial_of("Spatial"), 4);
+  EXPECT_EQ(s.spatial_of("Sample"), 1);
+  EXPECT_EQ(s.methods_of("Mesh"), (std::vector<std::string>{"Sample", "Spatial"}));
+  EXPECT_EQ(s.batches_of("ResNet-50"), (std::vector<int>{32}));
+  ASSERT_EQ(s.setup.alternatives.size(), 1u);
+  EXPECT_EQ(s.setup.alternatives[0].synthetic_data, false);
+  ASSERT_EQ(s.claims.size(), 8u);
+  for (const Claim& c : s.claims) {
+    EXPECT_FALSE(c.text.empty()) << c.id;
+    EXPECT_EQ(c.form == nullptr, c.kind == "not_checked") << c.id;
+  }
+}
+
 TEST(SuiteLoader, DataIsADatasetOrSynthetic) {
   EXPECT_FALSE(load_suite(write_suite(tiny_suite_files())).setup.synthetic_data);
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  data: jpeg\n"),
@@ -95,7 +114,7 @@ TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n",
                                   "  epochs: 1\n  alternatives:\n    - {id: none, why: w}\n"),
                        "suite.yaml", 11),
-              HasSubstr("must change batch_per, decode_threads or networks"));
+              HasSubstr("must change batch_per, decode_threads, data or networks"));
 }
 
 TEST(SuiteLoader, SetupReadingsMayMapANetworkToAnotherWorkload) {

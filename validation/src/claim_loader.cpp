@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "sim/core/config_reader.hpp"
 #include "validation/src/claims.hpp"
@@ -16,7 +18,7 @@ const std::vector<std::string> kClaimKeys = {
     "id",           "kind",   "text",           "text_other_slide",
     "source",       "params", "interpretation", "why_not_checked",
     "proposed_kind"};
-const std::vector<std::string> kClaimSourceKeys = {"slide", "also"};
+const std::vector<std::string> kClaimSourceKeys = {"slide", "section", "also"};
 const std::string kNotChecked = "not_checked";
 
 using ParamReader = std::function<void(ClaimParams&, const ConfigNode&, const SuiteNames&)>;
@@ -104,6 +106,20 @@ const std::map<std::string, ParamReader>& param_readers() {
        }},
       {"gpu_memory",
        [](P& p, const N& n, const S&) { p.gpu_memory = read_bytes(n, "gpu_memory"); }},
+      {"baseline", [](P& p, const N& n, const S& s) { p.baseline = s.method(n); }},
+      {"mini_batches",
+       [](P& p, const N& n, const S&) {
+         p.mini_batches = read_counts(n, "mini_batches", 1 << 24);
+       }},
+      {"from_mini_batch",
+       [](P& p, const N& n, const S&) {
+         p.from_mini_batch = static_cast<int>(read_integer(n, "from_mini_batch", 1, 1 << 24));
+       }},
+      {"to_mini_batch",
+       [](P& p, const N& n, const S&) {
+         p.to_mini_batch = static_cast<int>(read_integer(n, "to_mini_batch", 1, 1 << 24));
+       }},
+      {"fits", [](P& p, const N& n, const S&) { p.fits = read_bool(n, "fits"); }},
   };
   return readers;
 }
@@ -150,6 +166,69 @@ const ClaimForm& form_of(const std::string& id, const std::string& kind, const C
       params.origin(),
       fmt::format("params of claim '{}' fit no form of kind {} (give the keys of one: {})", id,
                   kind, fmt::join(alternatives, " or ")));
+}
+
+// method_speedup: each method trains `mini_batch` samples per iteration at its batch per GPU
+// (per group of `spatial` GPUs) on mini_batch x spatial / batch GPUs, a count the setup runs.
+void check_mini_batches(Claim& c, const ConfigNode& params, const SuiteNames& names) {
+  ClaimParams& p = c.params;
+  p.method_spatial = names.suite().spatial_of(p.methods.front());
+  p.baseline_spatial = names.suite().spatial_of(p.baseline);
+  if (!p.at_least_by_gpus.empty()) {
+    throw ConfigError(params.find("at_least")->origin(),
+                      fmt::format("claim '{}': at_least of a method_speedup is one value, for "
+                                  "every mini-batch",
+                                  c.id));
+  }
+  const char* key = p.mini_batches.empty() ? "from_mini_batch" : "mini_batches";
+  std::vector<int> mini_batches = p.mini_batches;
+  if (mini_batches.empty()) {
+    if (p.from_mini_batch == p.to_mini_batch) {
+      throw ConfigError(params.find("to_mini_batch")->origin(),
+                        fmt::format("claim '{}': to_mini_batch must differ from from_mini_batch",
+                                    c.id));
+    }
+    mini_batches = {p.from_mini_batch, p.to_mini_batch};
+  }
+  const std::vector<int>& gpus = names.suite().setup.gpus;
+  const int batch = p.batches.front();
+  for (int n : mini_batches) {
+    for (const auto& [method, ways] : {std::pair{p.methods.front(), p.method_spatial},
+                                       std::pair{p.baseline, p.baseline_spatial}}) {
+      const long g = static_cast<long>(n) * ways / batch;
+      if (static_cast<long>(n) * ways % batch != 0 ||
+          std::find(gpus.begin(), gpus.end(), g) == gpus.end()) {
+        throw ConfigError(
+            params.find(key)->origin(),
+            fmt::format("claim '{}': a mini-batch of {} at batch {} puts {} ({} GPU{} per "
+                        "sample) on {} GPUs, not a count the setup runs (setup.gpus: {})",
+                        c.id, n, batch, method, ways, ways == 1 ? "" : "s",
+                        fmt::format("{:g}", static_cast<double>(n) * ways / batch),
+                        fmt::join(gpus, ", ")));
+      }
+    }
+  }
+}
+
+// Every network, method and batch the claim compares is a run the suite simulates.
+void check_runs(const Claim& c, const ConfigNode& params, const SuiteNames& names) {
+  const ClaimParams& p = c.params;
+  std::vector<std::string> networks = p.networks;
+  networks.insert(networks.end(), p.better_than.begin(), p.better_than.end());
+  if (!p.like.empty()) networks.push_back(p.like);
+  std::vector<std::string> methods = p.methods;
+  for (const std::string* m : {&p.faster, &p.slower, &p.baseline}) {
+    if (!m->empty()) methods.push_back(*m);
+  }
+  if (c.kind == "memory_methods_within") {
+    for (const NameMapping& m : names.suite().methods) methods.push_back(m.study);
+  }
+  for (const auto& network : networks) {
+    for (const auto& method : methods) {
+      if (p.batches.empty()) names.check_run(network, method, std::nullopt, params.origin());
+      for (int batch : p.batches) names.check_run(network, method, batch, params.origin());
+    }
+  }
 }
 
 // What the forms cannot say by their keys alone.
@@ -222,6 +301,8 @@ Claim read_claim(const ConfigNode& node, const SuiteNames& names) {
     param_readers().at(entry.key)(c.params, entry.value, names);
   c.form = &form_of(c.id, c.kind, params, c.params);
   check_params(c, params);
+  if (c.kind == "method_speedup") check_mini_batches(c, params, names);
+  check_runs(c, params, names);
   return c;
 }
 

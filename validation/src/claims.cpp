@@ -293,6 +293,93 @@ std::vector<Check> weak_vs_strong(const ClaimParams& p, const Metrics& m) {
   return checks;
 }
 
+// method_speedup: epoch(baseline) / epoch(method), each run training a global mini-batch of N
+// samples per iteration at the claim's batch per GPU (per group of `spatial` GPUs), so on
+// N x spatial / batch GPUs. At the same N both need the same iterations per epoch.
+struct MiniBatchRun {
+  RunKey method, baseline;
+  double speedup = 0;
+};
+
+MiniBatchRun at_mini_batch(const ClaimParams& p, const Metrics& m, const std::string& network,
+                           int mini_batch) {
+  const int batch = p.batches.front();
+  const RunKey method{network, p.methods.front(), mini_batch * p.method_spatial / batch, batch};
+  const RunKey baseline{network, p.baseline, mini_batch * p.baseline_spatial / batch, batch};
+  return {method, baseline, m.epoch_s(baseline) / m.epoch_s(method)};
+}
+
+std::string mini_batch_text(const MiniBatchRun& r, int mini_batch) {
+  return fmt::format("{} mini-batch {} ({} on {} GPUs, {} on {}, batch {})", r.method.network,
+                     mini_batch, r.method.method, r.method.gpus, r.baseline.method,
+                     r.baseline.gpus, r.method.batch);
+}
+
+// method_speedup at_least: the speedup at each mini-batch is at least (strict: above) at_least.
+std::vector<Check> method_speedup_at_least(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  for (const auto& network : p.networks) {
+    for (int n : p.mini_batches) {
+      const MiniBatchRun r = at_mini_batch(p, m, network, n);
+      checks.push_back({fmt::format("{}: epoch {} / {} ({} {:g})", mini_batch_text(r, n),
+                                    p.baseline, p.methods.front(), p.strict ? ">" : ">=",
+                                    *p.at_least),
+                        r.speedup, above(r.speedup, *p.at_least, p.strict)});
+    }
+  }
+  return checks;
+}
+
+// method_speedup within_pct: |speedup - 1| in percent, at each mini-batch.
+std::vector<Check> method_speedup_within(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  for (const auto& network : p.networks) {
+    for (int n : p.mini_batches) {
+      const MiniBatchRun r = at_mini_batch(p, m, network, n);
+      const double deviation = 100 * std::abs(r.speedup - 1);
+      checks.push_back({fmt::format("{}: epoch {} / {} {:.3f}, deviation %", mini_batch_text(r, n),
+                                    p.baseline, p.methods.front(), r.speedup),
+                        deviation, within(deviation, p.within_pct)});
+    }
+  }
+  return checks;
+}
+
+// method_speedup from/to: the speedup at to_mini_batch over that at from_mini_batch, below 1
+// (decreasing) or above it, strictly.
+std::vector<Check> method_speedup_trend(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  for (const auto& network : p.networks) {
+    const MiniBatchRun from = at_mini_batch(p, m, network, p.from_mini_batch);
+    const MiniBatchRun to = at_mini_batch(p, m, network, p.to_mini_batch);
+    const double ratio = to.speedup / from.speedup;
+    checks.push_back({fmt::format("{} batch {}: speedup of {} over {} at mini-batch {} ({:.3f}) / "
+                                  "at {} ({:.3f}) ({} 1)",
+                                  network, from.method.batch, p.methods.front(), p.baseline,
+                                  p.to_mini_batch, to.speedup, p.from_mini_batch, from.speedup,
+                                  p.decreasing ? "<" : ">"),
+                      ratio, p.decreasing ? below(ratio, 1, true) : above(ratio, 1, true)});
+  }
+  return checks;
+}
+
+// fits_memory: the fullest GPU's predicted memory against the setup's GPU memory: within it
+// (fits) or beyond it (does not fit).
+std::vector<Check> fits_memory(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  const double capacity_gb = m.setup().gpu_memory.value / 1e9;
+  for (const Case& c : cases(p.networks, p.methods, p.batches, p.gpus)) {
+    const double fullest = std::max(m.memory_gb(MemoryColumn::Gpu0, c.run()),
+                                    m.memory_gb(MemoryColumn::Gpux, c.run()));
+    const bool fits = below(fullest, capacity_gb, false);
+    checks.push_back({fmt::format("{} {} {}: fullest GPU's memory, GB ({} {:g})", c.network,
+                                  c.method, gpus_batch(c.gpus, c.batch), p.fits ? "<=" : ">",
+                                  capacity_gb),
+                      fullest, fits == p.fits});
+  }
+  return checks;
+}
+
 std::optional<bool> verdict(const std::vector<Check>& checks) {
   if (checks.empty()) return std::nullopt;
   bool unknown = false;
@@ -323,6 +410,10 @@ const std::vector<ClaimForm>& claim_forms() {
     {"gpu0_more_memory", "", {"networks", "batches", "methods", "gpus"}, {}, gpu0_more_memory},
     {"max_batch", "", {"network", "largest_trainable_batch", "first_failing_batch", "gpu_memory", "method", "gpus"}, {}, max_batch},
     {"weak_vs_strong", "", {"networks", "methods", "batches", "gpus", "at_most_pct", "at_least_pct"}, {}, weak_vs_strong},
+    {"method_speedup", "", {"networks", "method", "baseline", "mini_batches", "batch", "at_least"}, {"strict"}, method_speedup_at_least},
+    {"method_speedup", "", {"networks", "method", "baseline", "mini_batches", "batch", "within_pct"}, {}, method_speedup_within},
+    {"method_speedup", "", {"networks", "method", "baseline", "from_mini_batch", "to_mini_batch", "batch", "decreasing"}, {}, method_speedup_trend},
+    {"fits_memory", "", {"networks", "methods", "gpus", "batch", "fits"}, {}, fits_memory},
   };
   // clang-format on
   return forms;

@@ -24,8 +24,12 @@ const PredictedRun& Metrics::run(const RunKey& key) const {
 double Metrics::iterations(const RunKey& run, sim::Scaling scaling) const {
   const long images =
       scaling == sim::Scaling::Weak ? setup_.weak_images_per_gpu * run.gpus : setup_.strong_images;
-  const double per_iteration = setup_.batch_total ? run.batch : static_cast<double>(run.gpus) * run.batch;
-  return std::ceil(static_cast<double>(images) / per_iteration);
+  return std::ceil(static_cast<double>(images) / samples_per_iteration(run));
+}
+
+double Metrics::samples_per_iteration(const RunKey& key) const {
+  if (setup_.batch_total) return key.batch;
+  return static_cast<double>(key.gpus) * key.batch / run(key).spatial_ways;
 }
 
 double Metrics::epoch_s(const RunKey& key, sim::Scaling scaling) const {
@@ -48,7 +52,7 @@ double Metrics::overhead_pct(const RunKey& key, const std::string& relative_to,
 }
 
 double Metrics::images_per_s(const RunKey& key) const {
-  return (setup_.batch_total ? key.batch : key.gpus * key.batch) / run(key).iteration_s;
+  return samples_per_iteration(key) / run(key).iteration_s;
 }
 
 double Metrics::fpbp_epoch_s(const RunKey& key) const {

@@ -3,13 +3,14 @@
 // A prediction is one simulated configuration (network, method, GPUs, per-GPU batch): the
 // steady-state iteration time, its FP+BP and WU parts, and memory per GPU. Everything else
 // follows from the setup (the *.yaml interpretations define each metric):
-//   iterations(G, B)  = ceil(images / (G x B)); images = strong_images, or weak_images_per_gpu x G
+//   iterations(G, B)  = ceil(images / (G x B / s)); images = strong_images, or weak_images_per_gpu
+//                       x G; s: the GPUs sharing each sample, B: the samples of each group of s
 //                       (a total batch, setup.batch_total: ceil(images / B), each GPU runs B / G)
 //   epoch(G, B)       = setup_s + iteration_s x iterations(G, B)
 //   speedup(G)        = epoch(1) / epoch(G), the same method and batch (strong scaling);
 //                       weak: G x epoch(1) / epoch(G), the throughput ratio
 //   overhead_pct      = 100 x (epoch(method) - epoch(relative_to)) / epoch(relative_to)
-//   images_per_s      = G x B / iteration_s (B / iteration_s for a total batch), all GPUs together
+//   images_per_s      = G x B / s / iteration_s (B / iteration_s for a total batch), all GPUs
 //   FP+BP, WU per epoch = the per-iteration fpbp_s, wu_s x iterations (strong scaling)
 // Weak scaling needs no simulation of its own: the per-GPU batch, hence the iteration, is the
 // same as in strong scaling; only the images per epoch, hence the iterations, change.
@@ -40,6 +41,7 @@ struct PredictedRun {
   double memory_pretrain_gb = 0;
   double memory_gpu0_gb = 0;
   double memory_gpux_gb = 0;  // the fullest GPU other than GPU0 (0 on one GPU)
+  int spatial_ways = 1;       // the GPUs sharing each sample (one GPU holds whole samples)
 };
 
 // The largest per-GPU batch that fits, for a max_batch claim.
@@ -81,6 +83,7 @@ class Metrics {
  private:
   const PredictedRun& run(const RunKey& key) const;
   double iterations(const RunKey& run, sim::Scaling scaling) const;
+  double samples_per_iteration(const RunKey& run) const;
 
   Setup setup_;
   std::vector<std::string> methods_;

@@ -25,16 +25,18 @@ struct Model {
   std::function<double(int)> workspace;  // cuDNN workspace at a per-GPU batch
 };
 
-// The study ran each network on the setup's dataset and precision; a workload file that trains
-// otherwise would be compared with runs it does not describe.
+// The study ran each network on one of the setup's datasets and in its precision; a workload
+// file that trains otherwise would be compared with runs it does not describe.
 void check_workload(const Setup& setup, const NameMapping& network, const wl::Workload& w) {
-  if (w.dataset != setup.dataset || to_string(w.precision) != setup.precision) {
+  const bool dataset_fits =
+      std::find(setup.datasets.begin(), setup.datasets.end(), w.dataset) != setup.datasets.end();
+  if (!dataset_fits || to_string(w.precision) != setup.precision) {
     throw ConfigError(
         network.origin,
         fmt::format("network {} maps to workload {}, which trains on {} in {}, but the "
                     "setup says {} in {} (map it to a workload of the setup's)",
                     network.study, network.gpuscale, w.dataset, to_string(w.precision),
-                    setup.dataset, setup.precision));
+                    fmt::join(setup.datasets, " or "), setup.precision));
   }
 }
 
@@ -79,14 +81,44 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
   return largest;
 }
 
-// gpuscale's names in a mapping, each once (two study names may map to one).
-std::vector<std::string> distinct_targets(const std::vector<NameMapping>& mappings) {
-  std::vector<std::string> names;
-  for (const NameMapping& m : mappings) {
-    if (std::find(names.begin(), names.end(), m.gpuscale) == names.end())
-      names.push_back(m.gpuscale);
+void add_once(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+// Networks simulated together: the same methods' comms, at the same spatial split and batches.
+// A suite whose networks ran with every method at every batch is one group per spatial split.
+struct RunGroup {
+  int spatial = 1;
+  std::vector<std::string> comms;
+  std::vector<int> batches;
+  std::vector<std::string> workloads;
+  std::vector<std::string> networks;  // the study's names
+};
+
+std::vector<RunGroup> run_groups(const Suite& suite) {
+  std::vector<RunGroup> groups;
+  for (const NameMapping& network : suite.networks) {
+    std::vector<int> splits;
+    const std::vector<std::string> methods = suite.methods_of(network.study);
+    for (const auto& method : methods) {
+      const int spatial = suite.spatial_of(method);
+      if (std::find(splits.begin(), splits.end(), spatial) == splits.end())
+        splits.push_back(spatial);
+    }
+    for (int spatial : splits) {
+      RunGroup mine{spatial, {}, suite.batches_of(network.study), {}, {}};
+      for (const auto& method : methods) {
+        if (suite.spatial_of(method) == spatial) add_once(mine.comms, suite.comm_of(method));
+      }
+      auto same = std::find_if(groups.begin(), groups.end(), [&](const RunGroup& g) {
+        return g.spatial == mine.spatial && g.comms == mine.comms && g.batches == mine.batches;
+      });
+      if (same == groups.end()) same = groups.insert(groups.end(), mine);
+      add_once(same->workloads, network.gpuscale);
+      same->networks.push_back(network.study);
+    }
   }
-  return names;
+  return groups;
 }
 
 }  // namespace
@@ -107,8 +139,9 @@ Predictions predict(const Suite& suite, const Progress& progress,
     models.emplace(network.study, Model{std::move(w), std::move(costs), std::move(workspace)});
   }
 
-  // Strong-scaling experiments cover the weak runs too (metrics.hpp): one per GPU count, since a
-  // total batch B on G GPUs runs B / G per GPU (every G divides B, suite_loader.cpp).
+  // Strong-scaling experiments cover the weak runs too (metrics.hpp): one per group of runs and
+  // GPU count, since a total batch B on G GPUs runs B / G per GPU (every G divides B,
+  // suite_loader.cpp).
   sim::Experiment base;
   base.topology = setup.topology;
   base.framework = setup.framework;
@@ -119,40 +152,44 @@ Predictions predict(const Suite& suite, const Progress& progress,
       std::find(without.begin(), without.end(), "input") == without.end()) {
     base.without.push_back("input");
   }
-  base.workloads = distinct_targets(suite.networks);
-  base.comms = distinct_targets(suite.methods);
   base.scaling = sim::Scaling::Strong;
   base.images = setup.strong_images;
-  std::vector<sim::Experiment> experiments;
+  const std::vector<RunGroup> groups = run_groups(suite);
+  std::vector<std::pair<const RunGroup*, sim::Experiment>> experiments;
   size_t total = 0;
-  for (int g : setup.gpus) {
-    sim::Experiment e = base;
-    e.gpus = {g};
-    e.batches.clear();
-    for (int b : setup.batches) e.batches.push_back(setup.batch_total ? b / g : b);
-    total += e.workloads.size() * e.comms.size() * e.batches.size();
-    experiments.push_back(std::move(e));
+  for (const RunGroup& group : groups) {
+    for (int g : setup.gpus) {
+      sim::Experiment e = base;
+      e.workloads = group.workloads;
+      e.comms = group.comms;
+      e.spatial = group.spatial;
+      e.gpus = {g};
+      e.batches.clear();
+      for (int b : group.batches) e.batches.push_back(setup.batch_total ? b / g : b);
+      total += e.workloads.size() * e.comms.size() * e.batches.size();
+      experiments.emplace_back(&group, std::move(e));
+    }
   }
-  std::vector<sim::ResultRow> rows;
-  for (const sim::Experiment& e : experiments) {
-    const int done_before = static_cast<int>(rows.size());
-    const auto batch_rows = sim::run_experiment(e, [&](int done, int, const sim::ResultRow& row) {
+  Predictions predictions;
+  int done_before = 0;
+  for (const auto& [group, e] : experiments) {
+    const auto rows = sim::run_experiment(e, [&](int done, int, const sim::ResultRow& row) {
       if (progress) progress(done_before + done, static_cast<int>(total), row);
     });
-    rows.insert(rows.end(), batch_rows.begin(), batch_rows.end());
-  }
-
-  Predictions predictions;
-  for (const sim::ResultRow& row : rows) {
-    for (const NameMapping& network : suite.networks) {
-      if (network.gpuscale != row.workload) continue;
+    done_before += static_cast<int>(rows.size());
+    for (const sim::ResultRow& row : rows) {
       const int batch = setup.batch_total ? row.batch * row.gpus : row.batch;
-      for (const NameMapping& method : suite.methods) {
-        if (method.gpuscale != row.comm) continue;
-        predictions.runs[{network.study, method.study, row.gpus, batch}] =
-            PredictedRun{row.iteration_s,    row.setup_s,         row.fpbp_s,
-                         row.wu_s,           row.memory_before_training_gb,
-                         row.memory_gpu0_gb, row.memory_max_other_gb};
+      for (const std::string& network : group->networks) {
+        if (suite.workload_of(network) != row.workload) continue;
+        for (const std::string& method : suite.methods_of(network)) {
+          if (suite.comm_of(method) != row.comm || suite.spatial_of(method) != group->spatial)
+            continue;
+          predictions.runs[{network, method, row.gpus, batch}] =
+              PredictedRun{row.iteration_s,    row.setup_s,         row.fpbp_s,
+                           row.wu_s,           row.memory_before_training_gb,
+                           row.memory_gpu0_gb, row.memory_max_other_gb,
+                           row.spatial_ways};
+        }
       }
     }
   }

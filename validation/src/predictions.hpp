@@ -1,6 +1,7 @@
-// gpuscale's predictions of a suite's runs: the study's setup simulated once as one experiment
-// (every network x method x batch x GPU count, sim/replay/experiment.hpp), plus the memory
-// figures the replay does not report (pre-training memory, the largest batch that fits).
+// gpuscale's predictions of a suite's runs: the study's setup simulated once (every network x
+// method x batch x GPU count, or the methods and batches a network names;
+// sim/replay/experiment.hpp), plus the memory figures the replay does not report (pre-training
+// memory, the largest batch that fits).
 #pragma once
 
 #include <functional>

@@ -12,13 +12,25 @@ using nlohmann::ordered_json;
 
 constexpr int kFailuresShown = 3;
 
+// "P2P = p2p", with what else the mapping says: "Spatial = nccl (4 GPUs per sample)",
+// "Mesh = mesh-tangling (batch 1; Sample, Spatial)".
 std::string names_of(const std::vector<NameMapping>& mappings) {
   std::vector<std::string> pairs;
-  for (const NameMapping& m : mappings) pairs.push_back(m.study + " = " + m.gpuscale);
+  for (const NameMapping& m : mappings) {
+    std::vector<std::string> notes;
+    if (m.spatial > 1) notes.push_back(fmt::format("{} GPUs per sample", m.spatial));
+    if (!m.batches.empty())
+      notes.push_back(fmt::format("batch{} {}", m.batches.size() == 1 ? "" : "es",
+                                  fmt::join(m.batches, "/")));
+    if (!m.methods.empty()) notes.push_back(fmt::format("{}", fmt::join(m.methods, ", ")));
+    pairs.push_back(m.study + " = " + m.gpuscale +
+                    (notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, "; "))));
+  }
   return fmt::format("{}", fmt::join(pairs, ", "));
 }
 
-// The framework's fitted parameters, each beside its sourced range, and what they were fitted on.
+// The framework's fitted parameters, each beside its sourced range, and what they were fitted on;
+// or that it has none.
 std::string fitted_lines(const wl::FrameworkConfig& f) {
   std::string out;
   for (const wl::ParameterView& p : f.parameters()) {
@@ -27,7 +39,7 @@ std::string fitted_lines(const wl::FrameworkConfig& f) {
                        wl::format_parameter(p.unit, p.value), wl::format_parameter(p.unit, p.low),
                        wl::format_parameter(p.unit, p.high));
   }
-  if (out.empty()) return "";
+  if (out.empty()) return fmt::format("framework {}: nothing fitted\n", f.name);
   const wl::Calibration& cal = f.calibration;
   return fmt::format("framework {}: {} on {} ({} calibration points: shown, never in a MAPE)\n",
                      f.name,
@@ -39,16 +51,22 @@ std::string fitted_lines(const wl::FrameworkConfig& f) {
 
 std::string header(const Suite& suite, const wl::FrameworkConfig& framework) {
   const Setup& s = suite.setup;
+  const bool spatial = std::any_of(suite.methods.begin(), suite.methods.end(),
+                                   [](const NameMapping& m) { return m.spatial > 1; });
   return fitted_lines(framework) + fmt::format(
       "Validation suite {}: {}\n"
       "machine {}; methods {}\n"
       "networks {}\n"
-      "per-GPU batches {}; GPUs {}; strong scaling {} images per epoch, weak {} per GPU{}\n"
-      "error % = 100 x (predicted - measured) / measured; MAPE = mean |error %| over validation "
-      "points; suspect and calibration points are shown, not counted\n",
+      "per-GPU batches {}{}; GPUs {}; strong scaling {} images per epoch, weak {} per GPU{}\n"
+      "{}",
       suite.name, suite.title, s.topology, names_of(suite.methods), names_of(suite.networks),
-      fmt::join(s.batches, "/"), fmt::join(s.gpus, "/"), s.strong_images, s.weak_images_per_gpu,
-      s.synthetic_data ? "; synthetic data (no input pipeline)" : "");
+      fmt::join(s.batches, "/"), spatial ? " (per group of GPUs sharing a sample)" : "",
+      fmt::join(s.gpus, "/"), s.strong_images, s.weak_images_per_gpu,
+      s.synthetic_data ? "; synthetic data (no input pipeline)" : "",
+      suite.tables.empty() ? ""
+                           : "error % = 100 x (predicted - measured) / measured; MAPE = mean "
+                             "|error %| over validation points; suspect and calibration points "
+                             "are shown, not counted\n");
 }
 
 // A run's columns, then three of values.
@@ -144,10 +162,15 @@ std::string reading_text(const SetupAlternative& reading) {
     parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
   if (reading.decode_threads)
     parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
+  if (reading.synthetic_data)
+    parts.push_back(*reading.synthetic_data ? "synthetic data (no input pipeline)"
+                                            : "the dataset read through the input pipeline");
   for (const auto& [network, workload] : reading.networks)
     parts.push_back(fmt::format("{} = {}", network, workload));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
+
+std::string claims_section(const Comparison& c);
 
 std::string setup_readings_section(const std::vector<SetupReadingResult>& readings) {
   std::string out;
@@ -157,6 +180,11 @@ std::string setup_readings_section(const std::vector<SetupReadingResult>& readin
     for (const TableSummary& t : c.tables) held += t.bounds_holding, bounds += t.bounds;
     out += fmt::format("\nAlternative reading of the setup: {} ({}; not in any headline)\n",
                        r.reading.id, reading_text(r.reading));
+    // A suite of claims only: its claims are all a reading changes.
+    if (c.tables.empty()) {
+      out += claims_section(c).substr(1);
+      continue;
+    }
     for (const TableSummary& t : c.tables) {
       if (t.mape_pct)
         out += fmt::format("  {:<22} {:>7.1f} {:>7}\n", t.id, *t.mape_pct, t.points_in_mape);
@@ -253,6 +281,8 @@ std::string comparison_table(const Suite& suite, const Comparison& c,
                              const wl::FrameworkConfig& framework,
                              const std::vector<SetupReadingResult>& readings) {
   std::string out = header(suite, framework);
+  // A suite of claims only: the headline's claims, then each reading's.
+  if (c.tables.empty()) return out + claims_section(c) + setup_readings_section(readings);
   for (size_t i = 0; i < c.tables.size(); ++i)
     out += table_section(c.tables[i], c, suite.tables[i].metric);
   out += mape_summary(c);
@@ -276,6 +306,8 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     ordered_json reading = {{"id", r.reading.id}};
     if (r.reading.batch_total) reading["batch_per"] = *r.reading.batch_total ? "total" : "gpu";
     if (r.reading.decode_threads) reading["decode_threads"] = *r.reading.decode_threads;
+    if (r.reading.synthetic_data)
+      reading["data"] = *r.reading.synthetic_data ? "synthetic" : "dataset";
     if (!r.reading.networks.empty()) reading["networks"] = r.reading.networks;
     reading["mape_pct"] = mape;
     reading["bounds_holding"] = held;

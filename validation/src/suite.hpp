@@ -21,13 +21,14 @@ namespace gpuscale::validation {
 
 // Another plausible reading of the whole setup, declared with the evidence for it: the study's
 // batches read as MXNet's --batch-size, the total over the GPUs; another number of decode
-// threads; another workload for some of the study's networks. Every table is predicted again
-// under it and its MAPE reported beside the headline, never in it. What it leaves empty stays
-// as the setup says.
+// threads; generated batches or the dataset's; another workload for some of the study's
+// networks. Every table and claim is predicted again under it and reported beside the headline,
+// never in it. What it leaves empty stays as the setup says.
 struct SetupAlternative {
   std::string id;
   std::optional<bool> batch_total;
   std::optional<int> decode_threads;
+  std::optional<bool> synthetic_data;
   std::map<std::string, std::string> networks;  // the study's name -> the workload it ran
   std::string why;
   Origin origin;
@@ -38,9 +39,10 @@ struct Setup {
   std::string topology;
   std::string framework;  // memory-model constants (workloads/frameworks)
   std::vector<int> gpus;
-  std::vector<int> batches;  // per GPU, or in all when batch_total
+  // Per GPU (per group of GPUs for a spatial method), or in all when batch_total.
+  std::vector<int> batches;
   bool batch_total = false;  // batch_per: total (MXNet's --batch-size), split over the GPUs
-  std::string dataset;
+  std::vector<std::string> datasets;  // each network's workload trains on one of them
   std::string precision;
   long strong_images = 0;        // per epoch, whatever the GPU count
   long weak_images_per_gpu = 0;  // per epoch and GPU
@@ -55,6 +57,7 @@ struct Setup {
     Setup s = *this;
     if (reading.batch_total) s.batch_total = *reading.batch_total;
     if (reading.decode_threads) s.decode_threads = reading.decode_threads;
+    if (reading.synthetic_data) s.synthetic_data = *reading.synthetic_data;
     return s;
   }
 };
@@ -128,6 +131,14 @@ struct ClaimParams {
   std::vector<std::string> columns;  // pretrain | gpu0 | gpux
   int largest_trainable_batch = 0, first_failing_batch = 0;
   Bytes gpu_memory;
+  // method_speedup: `methods` (one) against `baseline`, each training a global mini-batch of
+  // samples per iteration; the GPUs sharing a sample of each (the suite's methods say), from
+  // which the GPU counts follow.
+  std::string baseline;
+  std::vector<int> mini_batches;
+  int from_mini_batch = 0, to_mini_batch = 0;
+  int method_spatial = 1, baseline_spatial = 1;
+  bool fits = true;  // fits_memory
 };
 
 struct ClaimForm;  // claims.hpp
@@ -147,6 +158,11 @@ struct NameMapping {
   std::string study;
   std::string gpuscale;
   Origin origin;
+  // A method's GPUs sharing each sample (sim::Experiment::spatial); 1: sample parallelism.
+  int spatial = 1;
+  // The study's methods and the batches a network ran with; empty: every one of the suite.
+  std::vector<std::string> methods;
+  std::vector<int> batches;
 };
 
 struct Suite {
@@ -159,7 +175,12 @@ struct Suite {
   std::vector<Claim> claims;
 
   const std::string& comm_of(const std::string& method) const;
+  const NameMapping& network_mapping(const std::string& network) const;
   const std::string& workload_of(const std::string& network) const;
+  int spatial_of(const std::string& method) const;
+  // The suite's methods and batches that `network` ran with, in the suite's order.
+  std::vector<std::string> methods_of(const std::string& network) const;
+  std::vector<int> batches_of(const std::string& network) const;
   // This suite with its setup and networks read as `reading` says.
   Suite read_as(const SetupAlternative& reading) const;
 };

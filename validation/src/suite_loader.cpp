@@ -32,8 +32,10 @@ const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus
                                              "dataset",   "strong_images", "weak_images_per_gpu",
                                              "precision", "gpu_memory",    "data",
                                              "decode_threads", "alternatives"};
-const std::vector<std::string> kSetupAlternativeKeys = {"id", "batch_per", "decode_threads",
-                                                        "networks", "why"};
+const std::vector<std::string> kSetupAlternativeKeys = {"id",       "batch_per", "decode_threads",
+                                                        "data",     "networks",  "why"};
+const std::vector<std::string> kMethodKeys = {"comm", "spatial"};
+const std::vector<std::string> kNetworkKeys = {"workload", "methods", "batches"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "interpretation",
@@ -110,14 +112,8 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
   s.origin = node.origin();
   s.topology = map.string("topology", "dgx1-v100");
   topo::shipped_topologies().resolve(s.topology, "", map.require("topology", "").origin());
-  // The replay's memory columns use MXNet's constants (sim/replay/experiment.cpp).
-  const ConfigNode& framework = map.require("framework", "mxnet");
-  s.framework = read_one_of(framework, "framework", wl::shipped_frameworks().names());
-  if (s.framework != "mxnet") {
-    throw ConfigError(framework.origin(), fmt::format("framework '{}' cannot be validated yet "
-                                                      "(setup.framework must be mxnet)",
-                                                      s.framework));
-  }
+  s.framework = read_one_of(map.require("framework", "mxnet"), "framework",
+                            wl::shipped_frameworks().names());
   const ConfigNode& gpus = map.require("gpus", "[1, 2, 4, 8]");
   s.gpus = read_counts(gpus, "setup.gpus", 1 << 20);
   if (std::find(s.gpus.begin(), s.gpus.end(), 1) == s.gpus.end()) {
@@ -141,9 +137,12 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
   s.batch_total = batch_total(map.require("batch_per", "gpu"), "setup.batch_per");
   // The harness predicts one-epoch runs; every metric is a ratio of such runs or memory.
   read_integer(map.require("epochs", "1"), "setup.epochs", 1, 1);
-  const ConfigNode& dataset = map.require("dataset", "imagenet");
-  s.dataset = read_string(dataset, "setup.dataset");
-  wl::shipped_datasets().resolve(s.dataset, "", dataset.origin());
+  // A study may train its networks on different datasets: one each.
+  for (const ConfigNode* dataset :
+       items_or_one(map.require("dataset", "imagenet"), "setup.dataset")) {
+    s.datasets.push_back(read_string(*dataset, "setup.dataset"));
+    wl::shipped_datasets().resolve(s.datasets.back(), "", dataset->origin());
+  }
   s.strong_images =
       read_integer(map.require("strong_images", "256000"), "setup.strong_images", 1, 1L << 40);
   s.weak_images_per_gpu = read_integer(map.require("weak_images_per_gpu", "256000"),
@@ -152,8 +151,10 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
   s.gpu_memory = read_bytes(map.require("gpu_memory", "16 GB"), "setup.gpu_memory");
   // `synthetic`: the runs fed generated batches (MXNet's --benchmark 1), so the predictions
   // leave the input pipeline out.
-  if (const ConfigNode* data = map.find("data"))
-    s.synthetic_data = read_one_of(*data, "setup.data", {"dataset", "synthetic"}) == "synthetic";
+  auto synthetic = [](const ConfigNode& data, const std::string& what) {
+    return read_one_of(data, what, {"dataset", "synthetic"}) == "synthetic";
+  };
+  if (const ConfigNode* data = map.find("data")) s.synthetic_data = synthetic(*data, "setup.data");
   auto decode_threads = [](const ConfigNode& threads) {
     return static_cast<int>(read_integer(threads, "decode_threads", 1, 1024));
   };
@@ -163,13 +164,18 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
       throw ConfigError(alternatives->origin(), "setup.alternatives must be a list");
     for (const ConfigNode& item : alternatives->items()) {
       const MapReader alt(item, "alternative reading of the setup", kSetupAlternativeKeys);
-      SetupAlternative reading{alt.string("id", "total-batch"), std::nullopt, std::nullopt, {},
+      SetupAlternative reading{alt.string("id", "total-batch"),
+                               std::nullopt,
+                               std::nullopt,
+                               std::nullopt,
+                               {},
                                read_string(alt.require("why", "\"the evidence\""), "why"),
                                item.origin()};
       if (const ConfigNode* n = alt.find("batch_per"))
         reading.batch_total = batch_total(*n, "batch_per");
       if (const ConfigNode* n = alt.find("decode_threads"))
         reading.decode_threads = decode_threads(*n);
+      if (const ConfigNode* n = alt.find("data")) reading.synthetic_data = synthetic(*n, "data");
       // The study's names are checked once the suite's networks are read (load_suite).
       if (const ConfigNode* n = alt.find("networks")) {
         if (!n->is_map() || n->entries().empty())
@@ -178,9 +184,10 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
         for (const auto& entry : n->entries())
           reading.networks[entry.key] = workload_of(entry.value, folder);
       }
-      if (!reading.batch_total && !reading.decode_threads && reading.networks.empty()) {
+      if (!reading.batch_total && !reading.decode_threads && !reading.synthetic_data &&
+          reading.networks.empty()) {
         throw ConfigError(item.origin(), "an alternative reading of the setup must change "
-                                         "batch_per, decode_threads or networks");
+                                         "batch_per, decode_threads, data or networks");
       }
       s.alternatives.push_back(std::move(reading));
     }
@@ -188,17 +195,70 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
   return s;
 }
 
+// `fill` reads an entry's value into its mapping.
 std::vector<NameMapping> read_mappings(
     const ConfigNode& node, std::string_view what,
-    const std::function<std::string(const ConfigNode&)>& target) {
+    const std::function<void(NameMapping&, const ConfigNode&)>& fill) {
   if (!node.is_map() || node.entries().empty()) {
     throw ConfigError(node.origin(),
                       fmt::format("{} must map the study's names to gpuscale's", what));
   }
   std::vector<NameMapping> mappings;
-  for (const auto& entry : node.entries())
-    mappings.push_back({entry.key, target(entry.value), entry.where()});
+  for (const auto& entry : node.entries()) {
+    NameMapping& m = mappings.emplace_back();
+    m.study = entry.key;
+    m.origin = entry.where();
+    fill(m, entry.value);
+  }
   return mappings;
+}
+
+std::string comm_method(const ConfigNode& node) {
+  return read_one_of(node, "comm method", coll::comm_method_names());
+}
+
+// `nccl`, or `{comm: nccl, spatial: 4}` for a method that splits each sample over 4 GPUs. Every
+// GPU count but one must form whole groups; a total batch is not split over groups.
+void read_method(NameMapping& m, const ConfigNode& node, const Setup& setup) {
+  if (!node.is_map()) {
+    m.gpuscale = comm_method(node);
+    return;
+  }
+  const MapReader map(node, "method " + m.study, kMethodKeys);
+  m.gpuscale = comm_method(map.require("comm", "nccl"));
+  const ConfigNode* spatial = map.find("spatial");
+  if (spatial == nullptr) return;
+  m.spatial = static_cast<int>(read_integer(*spatial, "spatial", 1, 1024));
+  for (int g : setup.gpus) {
+    if (g > 1 && g % m.spatial != 0)
+      throw ConfigError(spatial->origin(),
+                        fmt::format("method {} splits each sample over {} GPUs, but setup.gpus "
+                                    "has {} (give GPU counts that form whole groups)",
+                                    m.study, m.spatial, g));
+  }
+  const bool total_batch =
+      setup.batch_total ||
+      std::any_of(setup.alternatives.begin(), setup.alternatives.end(),
+                  [](const SetupAlternative& a) { return a.batch_total == true; });
+  if (total_batch && m.spatial > 1)
+    throw ConfigError(spatial->origin(),
+                      fmt::format("method {} splits samples over GPUs: give batches per group "
+                                  "(batch_per: gpu, in the setup and its readings)",
+                                  m.study));
+}
+
+// A workload, or `{workload: W, methods: [...], batches: [...]}` for a network the study ran
+// with some of its methods or batches only.
+void read_network(NameMapping& n, const ConfigNode& node, const std::string& folder,
+                  const SuiteNames& names) {
+  if (!node.is_map()) {
+    n.gpuscale = workload_of(node, folder);
+    return;
+  }
+  const MapReader map(node, "network " + n.study, kNetworkKeys);
+  n.gpuscale = workload_of(map.require("workload", "resnet-50"), folder);
+  if (const ConfigNode* methods = map.find("methods")) n.methods = names.methods(*methods);
+  if (const ConfigNode* batches = map.find("batches")) n.batches = names.batches(*batches);
 }
 
 void check_alternatives(const ConfigNode& node, const SuiteNames& names,
@@ -237,6 +297,7 @@ void read_run(StudyRun& run, const MapReader& map, const Table& table, const Sui
   run.gpus = names.gpus(map.require("gpus", "8"));
   run.batch = names.batch(map.require("batch", "16"));
   run.scaling = read_scaling(map.require("scaling", "strong"));
+  names.check_run(run.network, run.method, run.batch, map.node().origin());
   run.id = fmt::format("{}/{}/{}/{}gpu/b{}{}", table.id, run.network, run.method, run.gpus,
                        run.batch, run.scaling == sim::Scaling::Weak ? "/weak" : "");
 }
@@ -364,10 +425,40 @@ const std::string& Suite::comm_of(const std::string& method) const {
 }
 
 const std::string& Suite::workload_of(const std::string& network) const {
+  return network_mapping(network).gpuscale;
+}
+
+int Suite::spatial_of(const std::string& method) const {
+  for (const NameMapping& m : methods) {
+    if (m.study == method) return m.spatial;
+  }
+  throw std::logic_error("validation: method '" + method + "' is not in the suite");
+}
+
+const NameMapping& Suite::network_mapping(const std::string& network) const {
   for (const NameMapping& m : networks) {
-    if (m.study == network) return m.gpuscale;
+    if (m.study == network) return m;
   }
   throw std::logic_error("validation: network '" + network + "' is not in the suite");
+}
+
+std::vector<std::string> Suite::methods_of(const std::string& network) const {
+  const std::vector<std::string>& only = network_mapping(network).methods;
+  std::vector<std::string> names;
+  for (const NameMapping& m : methods) {
+    if (only.empty() || std::find(only.begin(), only.end(), m.study) != only.end())
+      names.push_back(m.study);
+  }
+  return names;
+}
+
+std::vector<int> Suite::batches_of(const std::string& network) const {
+  const std::vector<int>& only = network_mapping(network).batches;
+  std::vector<int> batches;
+  for (int b : setup.batches) {
+    if (only.empty() || std::find(only.begin(), only.end(), b) != only.end()) batches.push_back(b);
+  }
+  return batches;
 }
 
 Suite Suite::read_as(const SetupAlternative& reading) const {
@@ -390,20 +481,24 @@ Suite load_suite(const std::string& name_or_path) {
   suite.title = map.string("title", "\"the study's title\"");
   if (const auto* n = map.find("source")) check_source(*n, "source of the suite");
   suite.setup = read_setup(map.require("setup", "{topology: dgx1-v100, ...}"), folder);
-  suite.methods = read_mappings(
-      map.require("methods", "{P2P: p2p}"), "methods",
-      [](const ConfigNode& n) { return read_one_of(n, "comm method", coll::comm_method_names()); });
-  suite.networks = read_mappings(map.require("networks", "{LeNet: lenet}"), "networks",
-                                 [&folder](const ConfigNode& n) { return workload_of(n, folder); });
+  suite.methods = read_mappings(map.require("methods", "{P2P: p2p}"), "methods",
+                                [&](NameMapping& m, const ConfigNode& n) {
+                                  read_method(m, n, suite.setup);
+                                });
   const SuiteNames names(suite);
+  suite.networks = read_mappings(map.require("networks", "{LeNet: lenet}"), "networks",
+                                 [&](NameMapping& m, const ConfigNode& n) {
+                                   read_network(m, n, folder, names);
+                                 });
   for (const SetupAlternative& reading : suite.setup.alternatives) {
     for (const auto& [network, workload] : reading.networks)
       names.network(ConfigNode::scalar(network, reading.origin));
   }
   if (const auto* n = map.find("alternatives")) check_alternatives(*n, names, folder);
-  for (const ConfigNode* item :
-       items_or_one(map.require("tables", "[lenet-speedup.yaml]"), "tables")) {
-    suite.tables.push_back(read_table(file_in(folder, *item, "table"), names));
+  // A study may state its results in words only: a suite of claims.
+  if (const ConfigNode* tables = map.find("tables")) {
+    for (const ConfigNode* item : items_or_one(*tables, "tables"))
+      suite.tables.push_back(read_table(file_in(folder, *item, "table"), names));
   }
   check_unique_ids(suite);
   // A study may state no qualitative claims.

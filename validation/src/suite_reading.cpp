@@ -68,6 +68,23 @@ std::vector<int> SuiteNames::batches(const ConfigNode& node) const {
   return values;
 }
 
+void SuiteNames::check_run(const std::string& network, const std::string& method,
+                           std::optional<int> batch, const Origin& where) const {
+  const std::vector<std::string> methods = suite_.methods_of(network);
+  if (std::find(methods.begin(), methods.end(), method) == methods.end()) {
+    throw ConfigError(where, fmt::format("network {} ran with {} only, not {} (suite.yaml's "
+                                         "networks say)",
+                                         network, fmt::join(methods, ", "), method));
+  }
+  const std::vector<int> batches = suite_.batches_of(network);
+  if (batch && std::find(batches.begin(), batches.end(), *batch) == batches.end()) {
+    throw ConfigError(where, fmt::format("network {} ran at batch{} {} only, not {} (suite.yaml's "
+                                         "networks say)",
+                                         network, batches.size() == 1 ? "" : "es",
+                                         fmt::join(batches, ", "), *batch));
+  }
+}
+
 std::optional<double> optional_number(const ConfigNode& node, std::string_view what, double min,
                                       double max) {
   if (node.is_scalar() && node.value().empty()) return std::nullopt;

@@ -18,6 +18,8 @@ class SuiteNames {
  public:
   explicit SuiteNames(const Suite& suite) : suite_(suite) {}
 
+  const Suite& suite() const { return suite_; }
+
   std::string network(const ConfigNode& node) const;
   std::string method(const ConfigNode& node) const;
   int gpus(const ConfigNode& node) const;   // one of setup.gpus
@@ -28,6 +30,11 @@ class SuiteNames {
   std::vector<std::string> methods(const ConfigNode& node) const;
   std::vector<int> gpu_counts(const ConfigNode& node) const;
   std::vector<int> batches(const ConfigNode& node) const;
+
+  // Throws, at `where`, unless `network` ran with `method` (at `batch`, if given): suite.yaml's
+  // networks may name the methods and batches a network ran with.
+  void check_run(const std::string& network, const std::string& method, std::optional<int> batch,
+                 const Origin& where) const;
 
  private:
   const Suite& suite_;

@@ -43,7 +43,8 @@ int category_of(const Setup& setup, int gpus) {
 LineChart speedup_chart(const Suite& suite, const Metrics& metrics, const Comparison& c,
                         const std::string& net) {
   const Setup& setup = suite.setup;
-  const int batch = setup.batches.front();
+  const int batch = suite.batches_of(net).front();
+  const std::vector<std::string> methods = suite.methods_of(net);
   LineChart chart{fmt::format("{}: speedup over 1 GPU, batch {} per GPU", net, batch),
                   "GPUs",
                   "speedup",
@@ -53,8 +54,8 @@ LineChart speedup_chart(const Suite& suite, const Metrics& metrics, const Compar
   for (size_t i = 0; i < setup.gpus.size(); ++i)
     ideal.points.emplace_back(static_cast<int>(i), setup.gpus[i]);
   chart.series.push_back(ideal);
-  for (size_t mi = 0; mi < suite.methods.size(); ++mi) {
-    const std::string& method = suite.methods[mi].study;
+  for (size_t mi = 0; mi < methods.size(); ++mi) {
+    const std::string& method = methods[mi];
     LineSeries predicted{method + " predicted", colour(mi), false, true, Marker::Circle, {}, {}};
     for (size_t i = 0; i < setup.gpus.size(); ++i) {
       predicted.points.emplace_back(static_cast<int>(i),
@@ -87,23 +88,24 @@ LineChart speedup_chart(const Suite& suite, const Metrics& metrics, const Compar
 }
 
 BarChart breakdown_chart(const Suite& suite, const Metrics& metrics, const std::string& net) {
-  const int batch = suite.setup.batches.front();
+  const int batch = suite.batches_of(net).front();
+  const std::vector<std::string> methods = suite.methods_of(net);
   BarChart chart{fmt::format("{}: predicted FP+BP and WU per epoch, batch {} per GPU", net, batch),
                  "seconds per epoch",
                  {},
                  {}};
   for (int g : suite.setup.gpus) {
     BarGroup group{fmt::format("{} GPU{}", g, g == 1 ? "" : "s"), {}};
-    for (size_t mi = 0; mi < suite.methods.size(); ++mi) {
-      const RunKey run{net, suite.methods[mi].study, g, batch};
+    for (size_t mi = 0; mi < methods.size(); ++mi) {
+      const RunKey run{net, methods[mi], g, batch};
       group.bars.push_back({{{metrics.fpbp_epoch_s(run), colour(mi), 1},
                              {metrics.wu_epoch_s(run), colour(mi), kPale}}});
     }
     chart.groups.push_back(group);
   }
-  for (size_t mi = 0; mi < suite.methods.size(); ++mi) {
-    chart.legend.push_back({suite.methods[mi].study + " FP+BP", colour(mi), 1});
-    chart.legend.push_back({suite.methods[mi].study + " WU", colour(mi), kPale});
+  for (size_t mi = 0; mi < methods.size(); ++mi) {
+    chart.legend.push_back({methods[mi] + " FP+BP", colour(mi), 1});
+    chart.legend.push_back({methods[mi] + " WU", colour(mi), kPale});
   }
   return chart;
 }
