@@ -128,19 +128,30 @@ class Replay {
   // The rank a compute rank's member is in the job: itself, or under symmetry group 0's member.
   int spatial_rank(int rank) const { return compute_ranks_ == 1 ? busiest_member_ : rank; }
 
+  // Calls `receive(h)` for every halo or group sum member `member` receives in an iteration.
+  template <class Receive>
+  void for_each_receive(int member, Receive receive) const {
+    for (const wl::SpatialLayer& layer : s_.spatial_exchanges[static_cast<size_t>(member)]) {
+      for (const wl::SpatialPass* pass : {&layer.forward, &layer.backward_data}) {
+        for (const wl::HaloTransfer& h : pass->receives) receive(h);
+      }
+    }
+  }
+
+  // The elements one receive carries at this run's batch.
+  double halo_elements(const wl::HaloTransfer& h) const {
+    return h.elements_per_sample * s_.batch + h.elements_fixed;
+  }
+
   // Every (sender, receiver) pair of the simulated members' halos and group sums.
   std::set<std::pair<int, int>> halo_pairs() const {
     std::set<std::pair<int, int>> pairs;
     if (!s_.spatial.splits()) return pairs;
     for (int r = 0; r < compute_ranks_; ++r) {
       const int member = spatial_member(r), to = spatial_rank(r);
-      for (const wl::SpatialLayer& layer : s_.spatial_exchanges[static_cast<size_t>(member)]) {
-        for (const wl::SpatialPass* pass : {&layer.forward, &layer.backward_data}) {
-          for (const wl::HaloTransfer& h : pass->receives) {
-            pairs.emplace(spatial_neighbour(to, member, h.d_row, h.d_col), to);
-          }
-        }
-      }
+      for_each_receive(member, [&](const wl::HaloTransfer& h) {
+        pairs.emplace(spatial_neighbour(to, member, h.d_row, h.d_col), to);
+      });
     }
     return pairs;
   }
@@ -149,18 +160,12 @@ class Replay {
   int busiest_member() const {
     int busiest = 0;
     double most = -1;
-    for (size_t m = 0; m < s_.spatial_exchanges.size(); ++m) {
+    for (int m = 0; m < static_cast<int>(s_.spatial_exchanges.size()); ++m) {
       double elements = 0;
-      for (const wl::SpatialLayer& layer : s_.spatial_exchanges[m]) {
-        for (const wl::SpatialPass* pass : {&layer.forward, &layer.backward_data}) {
-          for (const wl::HaloTransfer& h : pass->receives) {
-            elements += h.elements_per_sample * s_.batch + h.elements_fixed;
-          }
-        }
-      }
+      for_each_receive(m, [&](const wl::HaloTransfer& h) { elements += halo_elements(h); });
       if (elements > most) {
         most = elements;
-        busiest = static_cast<int>(m);
+        busiest = m;
       }
     }
     return busiest;
@@ -547,8 +552,8 @@ class Replay {
     const int member = spatial_member(rank), to = spatial_rank(rank);
     const double element = wl::bytes_per_element(s_.workload->precision);
     for (const wl::HaloTransfer& h : halo->receives) {
-      const double bytes = (h.elements_per_sample * s_.batch + h.elements_fixed) * element;
-      border_after.push_back(copy(spatial_neighbour(to, member, h.d_row, h.d_col), to, bytes, start));
+      border_after.push_back(copy(spatial_neighbour(to, member, h.d_row, h.d_col), to,
+                                  halo_elements(h) * element, start));
     }
     if (halo->interior_fraction >= 1) return join(border_after);
     return run(1 - halo->interior_fraction, border_after);
