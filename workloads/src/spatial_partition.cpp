@@ -98,11 +98,9 @@ SpatialPass group_sum(const SpatialSplit& split, int row, int col, double per_sa
 
 SpatialSplit spatial_split(int ways) {
   if (ways < 1) throw ConfigError({}, fmt::format("spatial ways must be at least 1, not {}", ways));
-  SpatialSplit split;
-  for (int cols = static_cast<int>(std::sqrt(static_cast<double>(ways))); cols >= 1; --cols) {
-    if (ways % cols == 0) return {ways / cols, cols};
-  }
-  return split;
+  int cols = static_cast<int>(std::sqrt(static_cast<double>(ways)));
+  while (ways % cols != 0) --cols;  // ends at 1 at the latest
+  return {ways / cols, cols};
 }
 
 Workload spatial_shard(const Workload& whole, const SpatialSplit& split) {
