@@ -25,7 +25,9 @@ Schedule build_rabenseifner(const CollectiveRequest& r) {
     exchange_round(b, pairs, mask, r.bytes / (2.0 * mask), false, ready);
   }
   pairs.fold_out(b, r.bytes, ready);
-  return b.finish();
+  Schedule s = b.finish();
+  s.lock_step = pairs.pof2() == r.ranks;  // MPICH's folds leave the other counts out of step
+  return s;
 }
 
 }  // namespace gpuscale::coll

@@ -21,7 +21,9 @@ Schedule build_recursive_doubling(const CollectiveRequest& r) {
     exchange_round(b, pairs, mask, r.bytes, true, ready);
   }
   pairs.fold_out(b, r.bytes, ready);
-  return b.finish();
+  Schedule s = b.finish();
+  s.lock_step = pairs.pof2() == r.ranks;  // MPICH's folds leave the other counts out of step
+  return s;
 }
 
 }  // namespace gpuscale::coll

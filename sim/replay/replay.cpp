@@ -223,7 +223,12 @@ class Replay {
 
   NodeId join(const std::vector<NodeId>& deps) { return dag_.add({}, deps); }
 
+  // Under symmetry every rank of a lock-step schedule does what rank 0 does, so its rounds are
+  // evaluated from their link loads (lock_step.hpp) rather than flow by flow.
   NodeId append_schedule(const coll::Schedule& schedule, NodeId start) {
+    if (schedule.lock_step && compute_ranks_ == 1) {
+      return compiler_->append_lock_step(dag_, schedule, start, 0);
+    }
     return compiler_->append(dag_, schedule, start);
   }
 

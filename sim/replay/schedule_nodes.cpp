@@ -28,14 +28,20 @@ ScheduleCompiler::ScheduleCompiler(const topo::Topology& topology, const topo::R
 const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
   auto [it, fresh] = routes_.try_emplace({a, b});
   if (fresh) {
-    const topo::Route r = router_.route(gpus_[static_cast<size_t>(a)], gpus_[static_cast<size_t>(b)]);
-    for (const topo::Leg& leg : r.legs) {
-      it->second.legs.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));
-      it->second.latency_s += leg.latency(topology_).value;
-      it->second.leg_hops.push_back(leg.hops);
+    PairRoute& r = it->second;
+    r.route = router_.route(gpus_[static_cast<size_t>(a)], gpus_[static_cast<size_t>(b)]);
+    for (const topo::Leg& leg : r.route.legs) {
+      r.legs.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));
+      r.latency_s += leg.latency(topology_).value;
     }
   }
   return it->second;
+}
+
+void ScheduleCompiler::count_link_bytes(const topo::Route& route, double bytes) {
+  for (const topo::Leg& leg : route.legs) {
+    for (const topo::Hop& hop : leg.hops) link_bytes_[{hop.link, hop.forward}] += bytes;
+  }
 }
 
 DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Schedule& schedule,
@@ -54,9 +60,7 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
         spec.legs = r.legs;
         spec.bytes = op.bytes;
         spec.post_delay = (op.latency_steps - 1) * r.latency_s;
-        for (const auto& hops : r.leg_hops) {
-          for (const topo::Hop& hop : hops) link_bytes_[{hop.link, hop.forward}] += op.bytes;
-        }
+        count_link_bytes(r.route, op.bytes);
         break;
       }
       case coll::Op::Kind::Reduce:
@@ -75,6 +79,58 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
   }
   if (ids.empty()) return start;
   return dag.add({}, ids);
+}
+
+const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
+    const coll::Schedule& schedule) {
+  auto [it, fresh] = lock_step_costs_.try_emplace(
+      {schedule.algorithm, schedule.payload_bytes, schedule.ops.size()});
+  if (!fresh) return it->second;
+  const RankRoute rank_route = [this](int a, int b) -> const topo::Route& { return route(a, b).route; };
+  LockStepCost& cost = it->second;
+  cost.depths = lock_step_depths(schedule, topology_, rank_route);
+  // Summed over a flat array first: a map update per hop of every transfer dominated the replay.
+  std::vector<double> bytes(topology_.links().size() * 2, 0.0);
+  for (const coll::Op& op : schedule.ops) {
+    if (op.kind != coll::Op::Kind::Transfer) continue;
+    for (const topo::Leg& leg : rank_route(op.src, op.dst).legs) {
+      for (const topo::Hop& hop : leg.hops) bytes[static_cast<size_t>(hop.link) * 2 + hop.forward] += op.bytes;
+    }
+  }
+  for (size_t slot = 0; slot < bytes.size(); ++slot) {
+    if (bytes[slot] > 0) cost.link_bytes[{static_cast<int>(slot / 2), slot % 2 == 1}] = bytes[slot];
+  }
+  return cost;
+}
+
+DagExecutor::NodeId ScheduleCompiler::append_lock_step(DagExecutor& dag,
+                                                       const coll::Schedule& schedule,
+                                                       DagExecutor::NodeId start,
+                                                       int reduce_rank) {
+  const LockStepCost& cost = lock_step_cost(schedule);
+  for (const auto& [link, bytes] : cost.link_bytes) link_bytes_[link] += bytes;
+  DagExecutor::NodeId previous = start;
+  for (const LockStepDepth& depth : cost.depths) {
+    const std::vector<DagExecutor::NodeId> deps =
+        previous >= 0 ? std::vector<DagExecutor::NodeId>{previous} : std::vector<DagExecutor::NodeId>{};
+    std::vector<DagExecutor::NodeId> parts;
+    if (depth.transfer_s > 0) {
+      parts.push_back(dag.add({DagExecutor::Kind::Delay, nullptr, depth.transfer_s, {}, 0, 0}, deps));
+    }
+    if (depth.reduce_bytes > 0) {
+      DagExecutor::Spec reduce;
+      reduce.kind = DagExecutor::Kind::Compute;
+      reduce.host = platform_.host(gpus_[static_cast<size_t>(reduce_rank)]);
+      reduce.seconds = reduce_seconds_(depth.reduce_bytes);
+      parts.push_back(dag.add(std::move(reduce), deps));
+      if (record_ops_) {
+        appended_ops_.push_back({parts.back(), coll::Op::Kind::Reduce, reduce_rank, -1,
+                                 depth.reduce_bytes, schedule.algorithm});
+      }
+    }
+    if (!parts.empty()) previous = dag.add({}, parts);
+  }
+  return previous;
 }
 
 }  // namespace gpuscale::sim

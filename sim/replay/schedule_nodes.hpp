@@ -7,12 +7,14 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "sim/collectives/schedule.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 #include "sim/replay/dag_executor.hpp"
+#include "sim/replay/lock_step.hpp"
 #include "topologies/src/routing.hpp"
 
 namespace gpuscale::sim {
@@ -33,6 +35,13 @@ class ScheduleCompiler {
   DagExecutor::NodeId append(DagExecutor& dag, const coll::Schedule& schedule,
                              DagExecutor::NodeId start);
 
+  // For a lock-step schedule whose ranks all do alike (the replay under symmetry): appends its
+  // depths (lock_step.hpp) one after another, each a delay for its transfers beside its largest
+  // reduction on `reduce_rank`'s GPU, where it competes with that GPU's kernels. Counts every
+  // transfer's bytes on its links as append does.
+  DagExecutor::NodeId append_lock_step(DagExecutor& dag, const coll::Schedule& schedule,
+                                       DagExecutor::NodeId start, int reduce_rank);
+
   // Bytes each link direction (link index, forward) has been given so far.
   const std::map<std::pair<int, bool>, double>& link_bytes() const { return link_bytes_; }
 
@@ -47,15 +56,26 @@ class ScheduleCompiler {
   void record_ops() { record_ops_ = true; }
   const std::vector<AppendedOp>& appended_ops() const { return appended_ops_; }
   // The hops of leg `leg` of the route from rank `a` to rank `b`.
-  const std::vector<topo::Hop>& leg_hops(int a, int b, size_t leg) { return route(a, b).leg_hops[leg]; }
+  const std::vector<topo::Hop>& leg_hops(int a, int b, size_t leg) {
+    return route(a, b).route.legs[leg].hops;
+  }
 
  private:
   struct PairRoute {
-    std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> legs;
-    std::vector<std::vector<topo::Hop>> leg_hops;
+    topo::Route route;
+    std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> legs;  // the route's, on the platform
     double latency_s = 0;
   };
   const PairRoute& route(int a, int b);
+  void count_link_bytes(const topo::Route& route, double bytes);
+
+  // A lock-step schedule's depths and the bytes it puts on each link direction, kept per
+  // schedule: an iteration repeats the same sizes, each costing O(ranks log ranks) to evaluate.
+  struct LockStepCost {
+    std::vector<LockStepDepth> depths;
+    std::map<std::pair<int, bool>, double> link_bytes;
+  };
+  const LockStepCost& lock_step_cost(const coll::Schedule& schedule);
 
   const topo::Topology& topology_;
   const topo::Router& router_;
@@ -64,6 +84,7 @@ class ScheduleCompiler {
   std::function<double(double)> reduce_seconds_;
   std::map<std::pair<int, int>, PairRoute> routes_;
   std::map<std::pair<int, bool>, double> link_bytes_;
+  std::map<std::tuple<std::string, double, size_t>, LockStepCost> lock_step_costs_;
   bool record_ops_ = false;
   std::vector<AppendedOp> appended_ops_;
 };
