@@ -80,8 +80,11 @@ TEST(SuiteLoader, ShipsTheLassenSpatialStudy) {
   EXPECT_EQ(s.spatial_of("Sample"), 1);
   EXPECT_EQ(s.methods_of("Mesh"), (std::vector<std::string>{"Sample", "Spatial"}));
   EXPECT_EQ(s.batches_of("ResNet-50"), (std::vector<int>{32}));
-  ASSERT_EQ(s.setup.alternatives.size(), 1u);
-  EXPECT_EQ(s.setup.alternatives[0].synthetic_data, false);
+  EXPECT_EQ(s.comm_of("Sample"), "aluminum");  // LBANN's default allreduce (suite.yaml)
+  EXPECT_EQ(s.setup.fusion_mb, 0.0);            // "performed on a per-buffer basis"
+  ASSERT_EQ(s.setup.alternatives.size(), 2u);
+  EXPECT_NEAR(s.setup.alternatives[0].fusion_mb.value_or(0), 67.108864, 1e-9);  // Horovod's
+  EXPECT_EQ(s.setup.alternatives[1].synthetic_data, false);
   ASSERT_EQ(s.claims.size(), 8u);
   for (const Claim& c : s.claims) {
     EXPECT_FALSE(c.text.empty()) << c.id;
@@ -114,7 +117,35 @@ TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n",
                                   "  epochs: 1\n  alternatives:\n    - {id: none, why: w}\n"),
                        "suite.yaml", 11),
-              HasSubstr("must change batch_per, decode_threads, data or networks"));
+              HasSubstr("must change batch_per, decode_threads, fusion_mb, data or networks"));
+}
+
+// The allreduce buffer is read like the decode threads: in the setup, and changed by a reading,
+// 0 (one allreduce per tensor) and fractions of a MB included.
+TEST(SuiteLoader, SetupReadingsMayChangeTheFusionBuffer) {
+  const std::string readings = "  epochs: 1\n  fusion_mb: 64\n  alternatives:\n"
+                               "    - {id: per-tensor, fusion_mb: 0, why: w}\n"
+                               "    - {id: half, fusion_mb: 0.5, decode_threads: 8, why: w}\n";
+  const Suite s = load_suite(suite_with("suite.yaml", "  epochs: 1\n", readings));
+  EXPECT_EQ(s.setup.fusion_mb, 64);
+  ASSERT_EQ(s.setup.alternatives.size(), 2u);
+  const validation::Setup per_tensor = s.setup.read_as(s.setup.alternatives[0]);
+  EXPECT_EQ(per_tensor.fusion_mb, 0);
+  EXPECT_FALSE(per_tensor.decode_threads);
+  const validation::Setup half = s.setup.read_as(s.setup.alternatives[1]);
+  EXPECT_EQ(half.fusion_mb, 0.5);
+  EXPECT_EQ(half.decode_threads, 8);
+  EXPECT_FALSE(load_suite(write_suite(tiny_suite_files())).setup.fusion_mb);
+}
+
+TEST(SuiteLoader, FusionBufferIsNotNegative) {
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  fusion_mb: -1\n"),
+                       "suite.yaml", 10),
+              AllOf(HasSubstr("fusion_mb"), HasSubstr("outside 0..")));
+  const std::string reading = "  epochs: 1\n  alternatives:\n"
+                              "    - {id: bad, fusion_mb: -0.5, why: w}\n";
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", reading), "suite.yaml", 11),
+              HasSubstr("fusion_mb"));
 }
 
 TEST(SuiteLoader, SetupReadingsMayMapANetworkToAnotherWorkload) {

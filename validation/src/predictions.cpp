@@ -148,6 +148,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
   base.framework_config = std::move(framework_config);
   base.without = without;
   base.decode_threads = setup.decode_threads;
+  base.fusion_mb = setup.fusion_mb;
   if (setup.synthetic_data &&
       std::find(without.begin(), without.end(), "input") == without.end()) {
     base.without.push_back("input");

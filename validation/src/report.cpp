@@ -155,13 +155,14 @@ std::vector<std::string> claims_that_hold(const Comparison& c) {
 }
 
 // What a reading changes, in words: "batch per all GPUs together; 39 decode threads;
-// GoogLeNet = googlenet-299".
+// fusion buffer 0 MB; GoogLeNet = googlenet-299".
 std::string reading_text(const SetupAlternative& reading) {
   std::vector<std::string> parts;
   if (reading.batch_total)
     parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
   if (reading.decode_threads)
     parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
+  if (reading.fusion_mb) parts.push_back(fmt::format("fusion buffer {} MB", *reading.fusion_mb));
   if (reading.synthetic_data)
     parts.push_back(*reading.synthetic_data ? "synthetic data (no input pipeline)"
                                             : "the dataset read through the input pipeline");
@@ -306,6 +307,7 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     ordered_json reading = {{"id", r.reading.id}};
     if (r.reading.batch_total) reading["batch_per"] = *r.reading.batch_total ? "total" : "gpu";
     if (r.reading.decode_threads) reading["decode_threads"] = *r.reading.decode_threads;
+    if (r.reading.fusion_mb) reading["fusion_mb"] = *r.reading.fusion_mb;
     if (r.reading.synthetic_data)
       reading["data"] = *r.reading.synthetic_data ? "synthetic" : "dataset";
     if (!r.reading.networks.empty()) reading["networks"] = r.reading.networks;

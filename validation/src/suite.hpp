@@ -21,13 +21,14 @@ namespace gpuscale::validation {
 
 // Another plausible reading of the whole setup, declared with the evidence for it: the study's
 // batches read as MXNet's --batch-size, the total over the GPUs; another number of decode
-// threads; generated batches or the dataset's; another workload for some of the study's
-// networks. Every table and claim is predicted again under it and reported beside the headline,
-// never in it. What it leaves empty stays as the setup says.
+// threads; another allreduce buffer; generated batches or the dataset's; another workload for
+// some of the study's networks. Every table and claim is predicted again under it and reported
+// beside the headline, never in it. What it leaves empty stays as the setup says.
 struct SetupAlternative {
   std::string id;
   std::optional<bool> batch_total;
   std::optional<int> decode_threads;
+  std::optional<double> fusion_mb;
   std::optional<bool> synthetic_data;
   std::map<std::string, std::string> networks;  // the study's name -> the workload it ran
   std::string why;
@@ -49,6 +50,9 @@ struct Setup {
   Bytes gpu_memory;              // of each of the machine's GPUs
   bool synthetic_data = false;   // the runs fed generated batches: no input pipeline to model
   std::optional<int> decode_threads;  // the runs' decode threads; empty: the framework's
+  // The allreduce methods' buffer (Horovod's fusion buffer, DDP's bucket cap); 0: one allreduce
+  // per tensor as soon as it is ready; empty: the framework's.
+  std::optional<double> fusion_mb;
   std::vector<SetupAlternative> alternatives;
   Origin origin;
 
@@ -57,6 +61,7 @@ struct Setup {
     Setup s = *this;
     if (reading.batch_total) s.batch_total = *reading.batch_total;
     if (reading.decode_threads) s.decode_threads = reading.decode_threads;
+    if (reading.fusion_mb) s.fusion_mb = reading.fusion_mb;
     if (reading.synthetic_data) s.synthetic_data = *reading.synthetic_data;
     return s;
   }

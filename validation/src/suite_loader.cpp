@@ -31,9 +31,9 @@ const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus
                                              "batches",   "batch_per",     "epochs",
                                              "dataset",   "strong_images", "weak_images_per_gpu",
                                              "precision", "gpu_memory",    "data",
-                                             "decode_threads", "alternatives"};
-const std::vector<std::string> kSetupAlternativeKeys = {"id",       "batch_per", "decode_threads",
-                                                        "data",     "networks",  "why"};
+                                             "decode_threads", "fusion_mb", "alternatives"};
+const std::vector<std::string> kSetupAlternativeKeys = {
+    "id", "batch_per", "decode_threads", "fusion_mb", "data", "networks", "why"};
 const std::vector<std::string> kMethodKeys = {"comm", "spatial"};
 const std::vector<std::string> kNetworkKeys = {"workload", "methods", "batches"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
@@ -159,12 +159,15 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
     return static_cast<int>(read_integer(threads, "decode_threads", 1, 1024));
   };
   if (const ConfigNode* n = map.find("decode_threads")) s.decode_threads = decode_threads(*n);
+  auto fusion_mb = [](const ConfigNode& mb) { return read_number(mb, "fusion_mb", 0, 1e6); };
+  if (const ConfigNode* n = map.find("fusion_mb")) s.fusion_mb = fusion_mb(*n);
   if (const ConfigNode* alternatives = map.find("alternatives")) {
     if (!alternatives->is_sequence())
       throw ConfigError(alternatives->origin(), "setup.alternatives must be a list");
     for (const ConfigNode& item : alternatives->items()) {
       const MapReader alt(item, "alternative reading of the setup", kSetupAlternativeKeys);
       SetupAlternative reading{alt.string("id", "total-batch"),
+                               std::nullopt,
                                std::nullopt,
                                std::nullopt,
                                std::nullopt,
@@ -175,6 +178,7 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
         reading.batch_total = batch_total(*n, "batch_per");
       if (const ConfigNode* n = alt.find("decode_threads"))
         reading.decode_threads = decode_threads(*n);
+      if (const ConfigNode* n = alt.find("fusion_mb")) reading.fusion_mb = fusion_mb(*n);
       if (const ConfigNode* n = alt.find("data")) reading.synthetic_data = synthetic(*n, "data");
       // The study's names are checked once the suite's networks are read (load_suite).
       if (const ConfigNode* n = alt.find("networks")) {
@@ -184,10 +188,10 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
         for (const auto& entry : n->entries())
           reading.networks[entry.key] = workload_of(entry.value, folder);
       }
-      if (!reading.batch_total && !reading.decode_threads && !reading.synthetic_data &&
-          reading.networks.empty()) {
+      if (!reading.batch_total && !reading.decode_threads && !reading.fusion_mb &&
+          !reading.synthetic_data && reading.networks.empty()) {
         throw ConfigError(item.origin(), "an alternative reading of the setup must change "
-                                         "batch_per, decode_threads, data or networks");
+                                         "batch_per, decode_threads, fusion_mb, data or networks");
       }
       s.alternatives.push_back(std::move(reading));
     }
