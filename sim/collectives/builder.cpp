@@ -35,8 +35,8 @@ int ScheduleBuilder::add(Op op) {
 }
 
 int ScheduleBuilder::transfer(int src, int dst, double bytes, int latency_steps,
-                              std::vector<int> deps) {
-  return add({Op::Kind::Transfer, src, dst, bytes, 0, latency_steps, std::move(deps)});
+                              std::vector<int> deps, int pipeline) {
+  return add({Op::Kind::Transfer, src, dst, bytes, 0, latency_steps, std::move(deps), pipeline});
 }
 
 int ScheduleBuilder::reduce(int rank, double bytes, std::vector<int> deps) {
@@ -108,11 +108,11 @@ void mpi_ring_allreduce(ScheduleBuilder& b, const std::vector<int>& order, doubl
 }
 
 std::vector<int> pipelined_chain(ScheduleBuilder& b, const std::vector<int>& chain, double bytes,
-                                 const std::vector<int>& deps) {
+                                 const std::vector<int>& deps, int pipeline) {
   const int hops = static_cast<int>(chain.size()) - 1;
   std::vector<int> flows;
   for (int i = 0; i < hops; ++i) {
-    flows.push_back(b.transfer(chain[i], chain[i + 1], bytes, hops, deps));
+    flows.push_back(b.transfer(chain[i], chain[i + 1], bytes, hops, deps, pipeline));
   }
   return flows;
 }

@@ -21,7 +21,9 @@ class ScheduleBuilder {
  public:
   ScheduleBuilder(std::string algorithm, const CollectiveRequest& request);
 
-  int transfer(int src, int dst, double bytes, int latency_steps, std::vector<int> deps);
+  // `pipeline` >= 0 marks the flows of one pipeline (Op::pipeline).
+  int transfer(int src, int dst, double bytes, int latency_steps, std::vector<int> deps,
+               int pipeline = -1);
   int reduce(int rank, double bytes, std::vector<int> deps);
   int delay(double seconds, std::vector<int> deps);
   // A Delay of `seconds` when positive, else -1 (no op): for latencies that may be zero and that
@@ -32,11 +34,15 @@ class ScheduleBuilder {
   // n + m deps, not n * m), else `deps` itself.
   std::vector<int> gate(double seconds, std::vector<int> deps);
 
+  // An id for the flows of one more pipeline (Op::pipeline), unique in the schedule.
+  int new_pipeline() { return pipelines_++; }
+
   Schedule finish() { return std::move(schedule_); }
 
  private:
   int add(Op op);
   Schedule schedule_;
+  int pipelines_ = 0;
 };
 
 // Per rank, the ops after which its buffer holds its current data (empty: ready at the start).
@@ -63,10 +69,11 @@ void mpi_ring_allreduce(ScheduleBuilder& b, const std::vector<int>& order, doubl
                         const std::vector<int>& start, Ready& ready);
 
 // A pipelined chain chain[0] -> chain[1] -> ... -> chain.back(), flow-level: one flow per edge
-// carrying `bytes`, the latency paid (chain length - 1) times, all depending on `deps`. Returns the
-// flows' indices. (NCCL's ring reduce and broadcast.)
+// carrying `bytes`, the chain's mean latency paid (chain length - 1) times (pipeline id
+// `pipeline`), all depending on `deps`. Returns the flows' indices. (NCCL's ring reduce and
+// broadcast.)
 std::vector<int> pipelined_chain(ScheduleBuilder& b, const std::vector<int>& chain, double bytes,
-                                 const std::vector<int>& deps);
+                                 const std::vector<int>& deps, int pipeline);
 
 // The number of distinct nodes of a request (1 when node_of_rank is empty).
 int node_count(const CollectiveRequest& request);

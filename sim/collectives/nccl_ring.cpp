@@ -5,11 +5,12 @@
 // the copy kernel, so there are no Reduce ops. Allreduce takes 2(p-1) steps (reduce-scatter, then
 // allgather), each moving S/(pC) per edge. With many chunks in flight the ring runs as a pipeline:
 // after a fill of 2(p-1) hops every edge streams at its own pace, so channel c is one flow per
-// ring edge carrying 2(p-1)/p * S/C * wire_ratio bytes whose route latency is paid 2(p-1) times,
-// after a Delay of the protocol latency of NCCL's model (tuning.cc):
+// ring edge carrying 2(p-1)/p * S/C * wire_ratio bytes that pays 2(p-1) times the mean route
+// latency of the ring's edges (a chunk crosses 2(p-1) edges in turn: Op::pipeline), after a
+// Delay of the protocol latency of NCCL's model (tuning.cc):
 //   T = [base + (2(p-1) - 2(n-1)) hop_intra + 2(n-1) hop_inter] + 2(p-1) alpha
 //       + 2(p-1)/p * S * wire_ratio / (C B)
-// on C contention-free channels of bandwidth B and route latency alpha, n nodes. Contention
+// on C contention-free channels of bandwidth B and mean route latency alpha, n nodes. Contention
 // between channels sharing a link is the replay's business. O(C p) ops.
 //
 // Allgather and reducescatter are the two halves of that ring (NCCL's all_gather.h and
@@ -21,7 +22,8 @@
 // so that allgather + reducescatter is the allreduce plus one base latency.
 //
 // Reduce (broadcast): per channel a chain along the ring ending (starting) at the root, p-1 edges
-// each carrying S/C * wire_ratio, the latency paid p-1 times (NCCL's PipelineTo/PipelineFrom):
+// each carrying S/C * wire_ratio, the chain's mean latency paid p-1 times (NCCL's
+// PipelineTo/PipelineFrom):
 //   T = [base + (p-1 - (n-1)) hop_intra + (n-1) hop_inter] + (p-1) alpha + S wire_ratio / (C B).
 //
 // All-to-all: NCCL has no all-to-all collective before 2.28 (ncclAlltoAll); nccl-tests'
@@ -60,7 +62,8 @@ std::vector<int> append_chains(ScheduleBuilder& b, const CollectiveRequest& r,
   const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
   std::vector<int> flows;
   for (const auto& ring : rings) {
-    for (int flow : pipelined_chain(b, chain_of(ring, r.root, direction), bytes, start)) {
+    for (int flow : pipelined_chain(b, chain_of(ring, r.root, direction), bytes, start,
+                                    b.new_pipeline())) {
       flows.push_back(flow);
     }
   }
@@ -77,7 +80,10 @@ void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r) {
   const auto rings = channel_rings(r);
   const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
   for (const auto& ring : rings) {
-    for (int i = 0; i < p; ++i) b.transfer(ring[i], ring[(i + 1) % p], bytes, s.steps, start);
+    const int pipeline = b.new_pipeline();
+    for (int i = 0; i < p; ++i) {
+      b.transfer(ring[i], ring[(i + 1) % p], bytes, s.steps, start, pipeline);
+    }
   }
 }
 

@@ -5,7 +5,8 @@
 // What the replay does with each op:
 //  - Transfer: one flow over the route between the two ranks' GPUs, taking about
 //    latency_steps * route latency + bytes / bandwidth under contention. A flow may stand for a
-//    whole pipeline (a ring's 2(p-1) steps), hence latency_steps > 1.
+//    whole pipeline (a ring's 2(p-1) steps), hence latency_steps > 1, and then pays its
+//    pipeline's mean route latency (Op::pipeline).
 //  - Reduce: GPU time on rank `src`, bytes / memory bandwidth.
 //  - Delay: a fixed time on no resource (protocol or software latency); a zero-second Delay is a
 //    join point that keeps the dependency count O(p).
@@ -28,6 +29,11 @@ struct Op {
   int latency_steps = 1;   // Transfer: the route's latency is paid this many times (a flow
                            // standing for a pipelined ring pays it 2(p-1) times).
   std::vector<int> deps;
+  // Transfer: the flows standing for one pipeline (a channel's ring or chain) share an id >= 0.
+  // Each then pays latency_steps times the mean route latency of its pipeline's flows instead of
+  // its own: a chunk crossing the pipeline's edges in turn pays each edge's latency, so a ring
+  // of NVLink hops and one network hop pays mostly NVLink latencies, not the network's each step.
+  int pipeline = -1;
 
   bool operator==(const Op&) const = default;
 };

@@ -61,6 +61,7 @@ void validate(const Schedule& s) {
         }
         if (op.src == op.dst) fail(i, fmt::format("transfer from rank {} to itself", op.src));
         if (op.latency_steps < 0) fail(i, fmt::format("latency_steps {}", op.latency_steps));
+        if (op.pipeline < -1) fail(i, fmt::format("pipeline {}", op.pipeline));
         break;
       case Op::Kind::Reduce:
         if (!in_range(op.src, s.ranks)) {

@@ -1,5 +1,6 @@
 #include "sim/replay/schedule_nodes.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace gpuscale::sim {
@@ -44,8 +45,22 @@ void ScheduleCompiler::count_link_bytes(const topo::Route& route, double bytes) 
   }
 }
 
+std::map<int, double> ScheduleCompiler::pipeline_latencies(const coll::Schedule& schedule) {
+  std::map<int, std::pair<double, int>> sums;  // pipeline -> (route latencies, flows)
+  for (const coll::Op& op : schedule.ops) {
+    if (op.kind != coll::Op::Kind::Transfer || op.pipeline < 0) continue;
+    auto& [latency_s, flows] = sums[op.pipeline];
+    latency_s += route(op.src, op.dst).latency_s;
+    ++flows;
+  }
+  std::map<int, double> mean;
+  for (const auto& [pipeline, sum] : sums) mean[pipeline] = sum.first / sum.second;
+  return mean;
+}
+
 DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Schedule& schedule,
                                              DagExecutor::NodeId start) {
+  const std::map<int, double> pipeline_latency = pipeline_latencies(schedule);
   std::vector<DagExecutor::NodeId> ids;
   ids.reserve(schedule.ops.size());
   for (const coll::Op& op : schedule.ops) {
@@ -59,7 +74,11 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
         spec.kind = DagExecutor::Kind::Transfer;
         spec.legs = r.legs;
         spec.bytes = op.bytes;
-        spec.post_delay = (op.latency_steps - 1) * r.latency_s;
+        // The flow pays its own route's latency once; the rest of its steps come after it.
+        spec.post_delay =
+            op.pipeline < 0
+                ? (op.latency_steps - 1) * r.latency_s
+                : std::max(0.0, op.latency_steps * pipeline_latency.at(op.pipeline) - r.latency_s);
         count_link_bytes(r.route, op.bytes);
         break;
       }

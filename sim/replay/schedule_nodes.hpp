@@ -1,6 +1,7 @@
 // How a collective's schedule (sim/collectives) becomes DAG nodes on a machine: each Transfer
 // follows the route between its two ranks' GPUs (store-and-forward legs in order, then
-// latency_steps - 1 more route latencies), each Reduce is GPU time on its rank, each Delay a
+// latency_steps - 1 more route latencies, or for a pipeline's flow latency_steps of the
+// pipeline's mean route latency less its own), each Reduce is GPU time on its rank, each Delay a
 // timer. One piece serves the training replay and single collectives alike.
 #pragma once
 
@@ -68,6 +69,8 @@ class ScheduleCompiler {
   };
   const PairRoute& route(int a, int b);
   void count_link_bytes(const topo::Route& route, double bytes);
+  // The mean route latency of each pipeline's flows (coll::Op::pipeline).
+  std::map<int, double> pipeline_latencies(const coll::Schedule& schedule);
 
   // A lock-step schedule's depths and the bytes it puts on each link direction, kept per
   // schedule: an iteration repeats the same sizes, each costing O(ranks log ranks) to evaluate.

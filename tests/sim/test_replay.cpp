@@ -19,22 +19,26 @@ namespace {
 constexpr double kBandwidth = 25e9;  // B/s, one NVLink lane, efficiency 1
 constexpr double kAlpha = 1e-6;      // s
 
-// p GPUs on a ring of single NVLinks: every hop the same bandwidth and latency.
-std::string uniform_ring(int p) {
+// p GPUs on a ring of single NVLinks: every hop the same bandwidth and latency, except that the
+// link closing the ring (gpu{p-1} to gpu0) has `slow_latency_us` when given.
+std::string uniform_ring(int p, double slow_latency_us = 1) {
   std::string yaml =
       "name: uniform-ring\nlink_kinds:\n  nvlink: {lane_bandwidth: 25 GB/s, latency: 1 us}\n"
+      "  infiniband: {lane_bandwidth: 25 GB/s, latency: " + std::to_string(slow_latency_us) + " us}\n"
       "devices:\n";
   for (int i = 0; i < p; ++i) yaml += "  gpu" + std::to_string(i) + ": {kind: gpu, model: V100-SXM2, memory: 16 GB}\n";
   yaml += "links:\n";
   for (int i = 0; i < p; ++i) {
     yaml += "  - {a: gpu" + std::to_string(i) + ", b: gpu" + std::to_string((i + 1) % p) +
-            ", kind: nvlink, lanes: 1}\n";
+            ", kind: " + (i + 1 == p ? "infiniband" : "nvlink") + ", lanes: 1}\n";
   }
-  return testing::write_temp_file("uniform-ring-" + std::to_string(p) + ".yaml", yaml);
+  return testing::write_temp_file(
+      "uniform-ring-" + std::to_string(p) + "-" + std::to_string(slow_latency_us) + ".yaml", yaml);
 }
 
-double ring_allreduce_s(int p, double bytes, const std::string& algorithm) {
-  const std::string path = uniform_ring(p);
+double ring_allreduce_s(int p, double bytes, const std::string& algorithm,
+                        double slow_latency_us = 1) {
+  const std::string path = uniform_ring(p, slow_latency_us);
   return std::stod(run_isolated([&] {
     const topo::Topology t = topo::Topology::build(topo::load_topology_config(path));
     const topo::Router router(t, topo::RoutingMode::Direct);
@@ -52,6 +56,17 @@ TEST(Replay, RingAllreduceMatchesTheClosedFormOnAUniformRing) {
       EXPECT_NEAR(ring_allreduce_s(p, bytes, "nccl_ring") / expected, 1.0, 0.01) << p << " " << bytes;
       EXPECT_NEAR(ring_allreduce_s(p, bytes, "ring") / expected, 1.0, 0.01) << p << " " << bytes;
     }
+  }
+}
+
+// NCCL pipelines chunks round the ring, so a chunk pays each edge's latency in turn: making one
+// edge of p slower by d adds 2(p-1)/p d to an allreduce, not 2(p-1) d (Op::pipeline).
+TEST(Replay, RingAllreducePaysTheMeanLatencyOfItsEdges) {
+  const int p = 4;
+  for (double bytes : {1e3, 100e6}) {
+    const double added = ring_allreduce_s(p, bytes, "nccl_ring", 10) -
+                         ring_allreduce_s(p, bytes, "nccl_ring", 2);
+    EXPECT_NEAR(added / (2.0 * (p - 1) / p * 8e-6), 1.0, 1e-3) << bytes << " B: " << added << " s";
   }
 }
 
