@@ -33,7 +33,8 @@ class LinkLoads {
 std::vector<int> op_depths(const coll::Schedule& schedule) {
   std::vector<int> depth(schedule.ops.size(), 0);
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
-    for (int d : schedule.ops[i].deps) depth[i] = std::max(depth[i], depth[static_cast<std::size_t>(d)] + 1);
+    for (int d : schedule.ops[i].deps)
+      depth[i] = std::max(depth[i], depth[static_cast<std::size_t>(d)] + 1);
   }
   return depth;
 }
@@ -51,8 +52,12 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
     const coll::Op& op = schedule.ops[i];
     LockStepDepth& d = depths[static_cast<std::size_t>(depth[i])];
     switch (op.kind) {
-      case coll::Op::Kind::Transfer: transfers[static_cast<std::size_t>(depth[i])].push_back(i); break;
-      case coll::Op::Kind::Reduce: d.reduce_bytes = std::max(d.reduce_bytes, op.bytes); break;
+      case coll::Op::Kind::Transfer:
+        transfers[static_cast<std::size_t>(depth[i])].push_back(i);
+        break;
+      case coll::Op::Kind::Reduce:
+        d.reduce_bytes = std::max(d.reduce_bytes, op.bytes);
+        break;
       case coll::Op::Kind::Delay:
         throw std::logic_error("lock-step schedule '" + schedule.algorithm + "' has a delay");
     }
@@ -74,8 +79,9 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
       for (std::size_t leg = 0; leg < r.legs.size(); ++leg) {
         double share = std::numeric_limits<double>::infinity();
         for (const topo::Hop& hop : r.legs[leg].hops) {
-          share = std::min(share, links[static_cast<std::size_t>(hop.link)].effective_bandwidth().value /
-                                      loads.at(leg, hop));
+          share = std::min(share,
+                           links[static_cast<std::size_t>(hop.link)].effective_bandwidth().value /
+                               loads.at(leg, hop));
         }
         const double latency_s = r.legs[leg].latency(topology).value;
         route_latency_s += latency_s;

@@ -38,8 +38,7 @@ using RankRoute = std::function<const topo::Route&(int src_rank, int dst_rank)>;
 
 // The depths of `schedule` in order. Delays are not allowed (lock-step schedules have none).
 std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
-                                            const topo::Topology& topology,
-                                            const RankRoute& route);
+                                            const topo::Topology& topology, const RankRoute& route);
 
 // Their total with every reduction taking bytes / `reduce_bandwidth_Bps` (0: free): what the
 // depths cost on an otherwise idle machine.

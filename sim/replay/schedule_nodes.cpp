@@ -105,7 +105,9 @@ const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
   auto [it, fresh] = lock_step_costs_.try_emplace(
       {schedule.algorithm, schedule.payload_bytes, schedule.ops.size()});
   if (!fresh) return it->second;
-  const RankRoute rank_route = [this](int a, int b) -> const topo::Route& { return route(a, b).route; };
+  const RankRoute rank_route = [this](int a, int b) -> const topo::Route& {
+    return route(a, b).route;
+  };
   LockStepCost& cost = it->second;
   cost.depths = lock_step_depths(schedule, topology_, rank_route);
   // Summed over a flat array first: a map update per hop of every transfer dominated the replay.
@@ -113,7 +115,9 @@ const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
   for (const coll::Op& op : schedule.ops) {
     if (op.kind != coll::Op::Kind::Transfer) continue;
     for (const topo::Leg& leg : rank_route(op.src, op.dst).legs) {
-      for (const topo::Hop& hop : leg.hops) bytes[static_cast<size_t>(hop.link) * 2 + hop.forward] += op.bytes;
+      for (const topo::Hop& hop : leg.hops) {
+        bytes[static_cast<size_t>(hop.link) * 2 + hop.forward] += op.bytes;
+      }
     }
   }
   for (size_t slot = 0; slot < bytes.size(); ++slot) {
@@ -130,11 +134,12 @@ DagExecutor::NodeId ScheduleCompiler::append_lock_step(DagExecutor& dag,
   for (const auto& [link, bytes] : cost.link_bytes) link_bytes_[link] += bytes;
   DagExecutor::NodeId previous = start;
   for (const LockStepDepth& depth : cost.depths) {
-    const std::vector<DagExecutor::NodeId> deps =
-        previous >= 0 ? std::vector<DagExecutor::NodeId>{previous} : std::vector<DagExecutor::NodeId>{};
+    std::vector<DagExecutor::NodeId> deps;
+    if (previous >= 0) deps.push_back(previous);
     std::vector<DagExecutor::NodeId> parts;
     if (depth.transfer_s > 0) {
-      parts.push_back(dag.add({DagExecutor::Kind::Delay, nullptr, depth.transfer_s, {}, 0, 0}, deps));
+      parts.push_back(
+          dag.add({DagExecutor::Kind::Delay, nullptr, depth.transfer_s, {}, 0, 0}, deps));
     }
     if (depth.reduce_bytes > 0) {
       DagExecutor::Spec reduce;

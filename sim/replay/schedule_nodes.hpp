@@ -64,7 +64,8 @@ class ScheduleCompiler {
  private:
   struct PairRoute {
     topo::Route route;
-    std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> legs;  // the route's, on the platform
+    // The route's legs as platform hosts.
+    std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> legs;
     double latency_s = 0;
   };
   const PairRoute& route(int a, int b);

@@ -20,8 +20,8 @@ struct Both {
 };
 
 // `algorithm` over `gpus` GPUs of `machine` (sized to them), reductions at `reduce_Bps`.
-Both simulated_and_estimated(const std::string& machine_name, int gpus, const std::string& algorithm,
-                             double bytes, double reduce_Bps) {
+Both simulated_and_estimated(const std::string& machine_name, int gpus,
+                             const std::string& algorithm, double bytes, double reduce_Bps) {
   const std::string out = run_isolated([&] {
     const topo::Topology machine = machine_for(machine_name, {}, gpus);
     const Placement placement = place_job(machine, gpus);
@@ -39,10 +39,13 @@ Both simulated_and_estimated(const std::string& machine_name, int gpus, const st
     std::map<std::pair<int, int>, topo::Route> routes;
     const RankRoute route = [&](int a, int b) -> const topo::Route& {
       auto [it, fresh] = routes.try_emplace({a, b});
-      if (fresh) it->second = router.route(placement.gpus[static_cast<size_t>(a)], placement.gpus[static_cast<size_t>(b)]);
+      if (fresh)
+        it->second = router.route(placement.gpus[static_cast<size_t>(a)],
+                                  placement.gpus[static_cast<size_t>(b)]);
       return it->second;
     };
-    const double estimated = lock_step_seconds(lock_step_depths(schedule, machine, route), reduce_Bps);
+    const double estimated =
+        lock_step_seconds(lock_step_depths(schedule, machine, route), reduce_Bps);
     return std::to_string(simulated) + " " + std::to_string(estimated);
   });
   Both both;

@@ -20,12 +20,12 @@ constexpr double kBandwidth = 25e9;  // B/s, one NVLink lane, efficiency 1
 constexpr double kAlpha = 1e-6;      // s
 
 // p GPUs on a ring of single NVLinks: every hop the same bandwidth and latency, except that the
-// link closing the ring (gpu{p-1} to gpu0) has `slow_latency_us` when given.
+// link closing the ring (gpu{p-1} to gpu0, of another kind) has `slow_latency_us` when given.
 std::string uniform_ring(int p, double slow_latency_us = 1) {
   std::string yaml =
       "name: uniform-ring\nlink_kinds:\n  nvlink: {lane_bandwidth: 25 GB/s, latency: 1 us}\n"
-      "  infiniband: {lane_bandwidth: 25 GB/s, latency: " + std::to_string(slow_latency_us) + " us}\n"
-      "devices:\n";
+      "  infiniband: {lane_bandwidth: 25 GB/s, latency: " +
+      std::to_string(slow_latency_us) + " us}\ndevices:\n";
   for (int i = 0; i < p; ++i) yaml += "  gpu" + std::to_string(i) + ": {kind: gpu, model: V100-SXM2, memory: 16 GB}\n";
   yaml += "links:\n";
   for (int i = 0; i < p; ++i) {
