@@ -76,12 +76,14 @@ sim::Experiment on_machine() {
 // `iterations` ResNet-50 iterations, or with `samples` a sampled run (docs/variability.md) of
 // that many iterations after the first; simulated_s is the replay's iteration time (steady state
 // from 2 iterations on, the first iteration alone otherwise; a sampled run's mean). By default
-// MXNet's framework at batch 32 on kMachine; `e` may name another machine and framework.
+// MXNet's framework at batch 32 on kMachine with `nccl`; `e` may name another machine and
+// framework, `comm` another exchange method.
 Measure resnet50_iterations(int gpus, int iterations, int samples = 0,
-                            sim::Experiment e = on_machine(), int batch = 32) {
+                            sim::Experiment e = on_machine(), int batch = 32,
+                            const std::string& comm = "nccl") {
   e.iterations = iterations;
   e.samples = samples;
-  const sim::Configuration config{"resnet-50", "nccl", batch, gpus};
+  const sim::Configuration config{"resnet-50", comm, batch, gpus};
   std::string text;
   const double wall = wall_seconds([&] {
     text = sim::run_isolated([&] {
@@ -111,7 +113,7 @@ sim::Experiment horovod_on_a_varying_machine() {
 }
 
 void print_row(const std::string& what, int gpus, const Measure& m) {
-  std::cout << fmt::format("{:<34} {:>5} {:>10.2f} {:>12.0f} {:>14.3f}\n", what, gpus, m.wall_s * 1e3,
+  std::cout << fmt::format("{:<40} {:>5} {:>10.2f} {:>12.0f} {:>14.3f}\n", what, gpus, m.wall_s * 1e3,
                            m.activities, m.simulated_s * 1e3)
             << std::flush;
 }
@@ -121,7 +123,7 @@ void print_row(const std::string& what, int gpus, const Measure& m) {
 int main() {
   std::cout << fmt::format("{} (wall: host time of the configuration's child process, fastest of {}; "
                            "activities: SimGrid activities started)\n\n", kMachine, kRuns)
-            << fmt::format("{:<34} {:>5} {:>10} {:>12} {:>14}\n", "configuration", "gpus",
+            << fmt::format("{:<40} {:>5} {:>10} {:>12} {:>14}\n", "configuration", "gpus",
                            "wall ms", "activities", "simulated ms");
   for (const char* comm : {"nccl", "ring"}) {
     for (int gpus : {8, 64, 256, 512}) {
@@ -138,6 +140,16 @@ int main() {
     print_row("resnet-50 b32 nccl, per iteration", gpus, increment);
     // Drawing factors costs next to nothing: 32 samples cost 32 more iterations.
     print_row("resnet-50 b32 nccl, 32 samples", gpus, resnet50_iterations(gpus, 0, 32));
+  }
+  // One allreduce per tensor under Aluminum's switch: most of ResNet-50's tensors go to MPI's
+  // recursive doubling or Rabenseifner, whose rounds the replay evaluates by depth above 16 GPUs
+  // (docs/collectives.md, "Lock-step schedules at scale").
+  sim::Experiment per_tensor = on_machine();
+  per_tensor.framework = "pytorch-horovod";
+  per_tensor.fusion_mb = 0;
+  for (int gpus : {512, 1024}) {
+    print_row("resnet-50 b32 aluminum/tensor, 3 iter.", gpus,
+              resnet50_iterations(gpus, 3, 0, per_tensor, 32, "aluminum"));
   }
   const sim::Experiment varying = horovod_on_a_varying_machine();
   for (int gpus : {8, 512}) {
