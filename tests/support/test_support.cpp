@@ -4,10 +4,12 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <utility>
 #include <sys/wait.h>
 
 #include "workloads/src/framework.hpp"
@@ -46,6 +48,18 @@ CommandResult run_command(const std::string& command) {
   std::ifstream err(err_path);
   result.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
   return result;
+}
+
+ScopedEnv::ScopedEnv(std::string name) : name_(std::move(name)) {
+  if (const char* value = std::getenv(name_.c_str())) former_ = value;
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (former_) {
+    ::setenv(name_.c_str(), former_->c_str(), 1);
+  } else {
+    ::unsetenv(name_.c_str());
+  }
 }
 
 }  // namespace gpuscale::testing

@@ -1,6 +1,7 @@
 // Small helpers shared by the test suites.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sim/core/error.hpp"
@@ -22,6 +23,22 @@ struct CommandResult {
   std::string err;
 };
 CommandResult run_command(const std::string& command);
+
+// Gives environment variable `name` back the value it has when the guard is made, or unsets it
+// if it has none, when the guard goes out of scope: the tests of one binary share a process, so
+// a variable a test sets (to point the loaders at its own files) would otherwise reach the tests
+// run after it, and the commands they start.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(std::string name);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> former_;
+};
 
 // The message of the ConfigError `f` throws, or a failure message if it throws none.
 template <typename F>

@@ -52,7 +52,8 @@ std::string write_calibration(const std::string& name, double images_per_s, doub
   fs::remove_all(dir);
   const fs::path suite = dir / "suites" / "one-point";
   fs::create_directories(suite);
-  // The calibration names its suite; this process's suites are the test's own.
+  // The calibration names its suite; this process's suites are the test's own until the test
+  // ends (see Fit).
   setenv("GPUSCALE_VALIDATION_DIR", (dir / "suites").c_str(), 1);
   std::ofstream(suite / "suite.yaml")
       << "name: one-point\ntitle: t\nsetup:\n  topology: dgx1-v100\n  framework: mxnet\n"
@@ -94,7 +95,14 @@ double predicted_throughput(const std::string& framework_file, double us) {
   return metrics.predicted(suite.tables[0], suite.tables[0].points[0]);
 }
 
-TEST(Fit, RecoversAHostCostFromPointsSimulatedWithIt) {
+// write_calibration points GPUSCALE_VALIDATION_DIR at the test's own suites; later tests in this
+// process (the shipped suites' `gpuscale validate`) must see the variable as it was before.
+class Fit : public ::testing::Test {
+ private:
+  gpuscale::testing::ScopedEnv validation_dir_{"GPUSCALE_VALIDATION_DIR"};
+};
+
+TEST_F(Fit, RecoversAHostCostFromPointsSimulatedWithIt) {
   // 161 keys x 400 us = 64 ms of Python per iteration: well above ResNet-50's GPU and engine
   // time at batch 1, so the point depends on the cost. (A range wider than the shipped one:
   // inside [50, 175] us the batch-1 iteration is bound by the engine, not by Python.)
@@ -115,7 +123,7 @@ TEST(Fit, RecoversAHostCostFromPointsSimulatedWithIt) {
 // Same inputs, same fit: two costs fitted on one point trade off along a ridge of equal fits,
 // and the search starts from the middle of each range, so the values the file held before (the
 // last fit's, or a user's) cannot pick the point of the ridge it ends on.
-TEST(Fit, TheResultDoesNotDependOnTheFilesFormerValues) {
+TEST_F(Fit, TheResultDoesNotDependOnTheFilesFormerValues) {
   const double measured = 34.54;  // MXNet's one-V100 ResNet-50 at batch 1 (fs §4)
   const FitResult low = fit_framework(write_calibration("start-low", measured, 170, 175, 6.5));
   const FitResult high = fit_framework(write_calibration("start-high", measured, 100, 175, 40));
@@ -127,7 +135,7 @@ TEST(Fit, TheResultDoesNotDependOnTheFilesFormerValues) {
   EXPECT_NE(low.parameters[0].before, high.parameters[0].before);
 }
 
-TEST(Fit, WritesTheValueAndItsProvenanceOnce) {
+TEST_F(Fit, WritesTheValueAndItsProvenanceOnce) {
   const std::string probe = write_calibration("probe-write", 1, 100, 1000);
   const std::string file = write_calibration("write", predicted_throughput(probe, 400), 100, 1000);
   const FitResult r = fit_framework(file);
@@ -145,7 +153,7 @@ TEST(Fit, WritesTheValueAndItsProvenanceOnce) {
   EXPECT_THAT(text, HasSubstr("# (B) Python per key"));  // comments are kept
 }
 
-TEST(Fit, RefusesToWriteACostThatEndsOnItsRangesEdge) {
+TEST_F(Fit, RefusesToWriteACostThatEndsOnItsRangesEdge) {
   // A third of the throughput at 400 us per key needs far more than the range's 1 ms: the model
   // lacks a mechanism.
   const std::string probe = write_calibration("probe-edge", 1, 100, 1000);
@@ -160,7 +168,7 @@ TEST(Fit, RefusesToWriteACostThatEndsOnItsRangesEdge) {
   EXPECT_EQ(read(file), before);
 }
 
-TEST(Fit, LeavesACostThePointsHardlyDependOnAsItWas) {
+TEST_F(Fit, LeavesACostThePointsHardlyDependOnAsItWas) {
   // Inside [50, 100] us (161 keys: at most 16 ms of Python) the batch-1 ResNet-50 iteration is
   // bound by the GPU and the engine: however far the point is, no value there fits it better.
   const std::string probe = write_calibration("probe-flat", 1, 60, 100);
@@ -171,7 +179,7 @@ TEST(Fit, LeavesACostThePointsHardlyDependOnAsItWas) {
   EXPECT_DOUBLE_EQ(r.parameters[0].after, r.parameters[0].before);
 }
 
-TEST(Fit, NamesACalibrationPointTheSuiteLacks) {
+TEST_F(Fit, NamesACalibrationPointTheSuiteLacks) {
   const std::string file = write_calibration("missing", 30, 100);
   std::string text = read(file);
   text.replace(text.find(kPoint), std::string(kPoint).size(), "throughput/ResNet-50/MXNet/1gpu/b7");
@@ -180,7 +188,7 @@ TEST(Fit, NamesACalibrationPointTheSuiteLacks) {
               HasSubstr("calibration point throughput/ResNet-50/MXNet/1gpu/b7 is not a point"));
 }
 
-TEST(Fit, DryRunThroughTheCliLeavesTheFileAlone) {
+TEST_F(Fit, DryRunThroughTheCliLeavesTheFileAlone) {
   const std::string file = write_calibration("cli", 30, 100);
   const std::string before = read(file);
   const auto r = run_command(std::string(GPUSCALE_EXECUTABLE) + " fit --dry-run --framework " + file);
