@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/shipped_files.hpp"
@@ -25,6 +27,37 @@ using testing::run_command;
 
 nlohmann::json results(const std::string& dir) {
   return nlohmann::json::parse(read_file(fs::path(dir) / "results.json"));
+}
+
+// The text table in `out`: its header (the line that starts with `first_axis`) and the rows under
+// it, up to the first blank line.
+std::vector<std::string> table_lines(const std::string& out, const std::string& first_axis) {
+  std::vector<std::string> lines;
+  size_t at = out.find("\n" + first_axis);
+  if (at == std::string::npos) return lines;
+  for (++at; at < out.size() && out[at] != '\n';) {
+    const size_t end = std::min(out.find('\n', at), out.size());
+    lines.push_back(out.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
+// Whether every row's cell under `header` ends in the text column its header ends in (`right`:
+// numbers) or starts in the one it starts in (names): the cell's edge is a non-blank with a
+// blank, or the line's end, beside it.
+bool aligned_under(const std::vector<std::string>& table, const std::string& header, bool right) {
+  const size_t start = table.at(0).find(header);
+  if (start == std::string::npos) return false;
+  const size_t edge = right ? start + header.size() - 1 : start;
+  for (size_t i = 1; i < table.size(); ++i) {
+    const std::string& row = table[i];
+    if (edge >= row.size() || row[edge] == ' ') return false;
+    const bool blank_beside = right ? edge + 1 == row.size() || row[edge + 1] == ' '
+                                    : edge == 0 || row[edge - 1] == ' ';
+    if (!blank_beside) return false;
+  }
+  return true;
 }
 
 const char* kTinyStudy =
@@ -62,6 +95,13 @@ TEST(CliSweep, RunsTheCrossProductInStudyOrderWithSpeedups) {
   const std::string csv = read_file(fs::path(out) / "results.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 9);  // header + 8 rows
   EXPECT_NE(read_file(fs::path(out) / "study.yaml").find("dgx1-no-01"), std::string::npos);
+  // The table: names left-aligned under their headers, numbers (the gpus axis too) right-aligned.
+  const auto table = table_lines(r.out, "machine");
+  ASSERT_EQ(table.size(), 9u) << r.out;  // header + 8 rows
+  for (const auto& [header, right] : {std::pair{"machine", false}, {"comm", false}, {"gpus", true},
+                                      {"iter ms", true}, {"fits", true}}) {
+    EXPECT_TRUE(aligned_under(table, header, right)) << header << " in\n" << r.out;
+  }
 }
 
 // The studies docs/sweeps.md lists load, with the run counts its table gives, and no other
@@ -163,6 +203,11 @@ TEST(CliSweep, SpatialIsAnAxis) {
   EXPECT_EQ(j["rows"][1]["spatial"], 4);
   EXPECT_LT(j["rows"][1]["iteration_s"].get<double>(), j["rows"][0]["iteration_s"].get<double>());
   EXPECT_NE(read_file(fs::path(out) / "results.csv").find(",spatial\n"), std::string::npos);
+  const auto table = table_lines(r.out, "spatial");
+  ASSERT_EQ(table.size(), 3u) << r.out;
+  for (const std::string header : {"spatial", "gpus"}) {
+    EXPECT_TRUE(aligned_under(table, header, true)) << header << " in\n" << r.out;
+  }
   const std::string bad = testing::write_temp_file(
       "spatial-bad.yaml", "name: spatial-bad\n" + base + "axes:\n  spatial: [4]\n  gpus: [6]\n");
   const auto refused = run_command(kGpuscale + " sweep " + bad + " --out " + out_dir("bad"));

@@ -61,22 +61,35 @@ std::string axis_cell(const sweep::JsonRow& row, const std::string& axis) {
   return v.is_string() ? v.get<std::string>() : fmt::format("{:g}", v.get<double>());
 }
 
-// The varied axes, then what was predicted: one line per run.
+// The varied axes, then what was predicted: one line per run. As in the predicted columns, an
+// axis of numbers (gpus, spatial, batch) is right-aligned and one of names (machine, comm)
+// left-aligned, its header with its values, so that digits line up under each other.
 std::string sweep_table(const sweep::Study& study, const std::vector<sweep::JsonRow>& rows) {
+  struct AxisColumn {
+    std::string axis;
+    size_t width = 0;
+    bool numbers = true;
+  };
   std::vector<std::string> axes = study.axes;
   if (axes.empty()) axes = {"machine", "workload", "comm", "gpus"};
-  std::vector<size_t> widths;
+  std::vector<AxisColumn> columns;
   for (const std::string& axis : axes) {
-    size_t w = axis.size();
-    for (const auto& row : rows) w = std::max(w, axis_cell(row, axis).size());
-    widths.push_back(w);
+    AxisColumn c{axis, axis.size()};
+    for (const auto& row : rows) {
+      c.width = std::max(c.width, axis_cell(row, axis).size());
+      c.numbers = c.numbers && row[axis].is_number();
+    }
+    columns.push_back(c);
   }
+  const auto cell = [](const AxisColumn& c, const std::string& text) {
+    return c.numbers ? fmt::format("{:>{}} ", text, c.width) : fmt::format("{:<{}} ", text, c.width);
+  };
   std::string out;
-  for (size_t a = 0; a < axes.size(); ++a) out += fmt::format("{:<{}} ", axes[a], widths[a]);
+  for (const AxisColumn& c : columns) out += cell(c, c.axis);
   out += fmt::format("{:>10} {:>10} {:>7} {:>6} {:>9} {:>9} {:>8} {:>4}\n", "iter ms", "epoch s",
                      "speedup", "eff %", "FP+BP ms", "WU ms", "GPU0 GB", "fits");
   for (const auto& row : rows) {
-    for (size_t a = 0; a < axes.size(); ++a) out += fmt::format("{:<{}} ", axis_cell(row, axes[a]), widths[a]);
+    for (const AxisColumn& c : columns) out += cell(c, axis_cell(row, c.axis));
     out += fmt::format("{:>10.2f} {:>10.1f} {:>7.2f} {:>6.0f} {:>9.2f} {:>9.2f} {:>8.2f} {:>4}\n",
                        row["iteration_s"].get<double>() * 1e3, row["epoch_s"].get<double>(),
                        row["speedup"].get<double>(), row["efficiency"].get<double>() * 100,
