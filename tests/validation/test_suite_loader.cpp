@@ -82,9 +82,10 @@ TEST(SuiteLoader, ShipsTheLassenSpatialStudy) {
   EXPECT_EQ(s.batches_of("ResNet-50"), (std::vector<int>{32}));
   EXPECT_EQ(s.comm_of("Sample"), "aluminum");  // LBANN's default allreduce (suite.yaml)
   EXPECT_EQ(s.setup.fusion_mb, 0.0);            // "performed on a per-buffer basis"
-  ASSERT_EQ(s.setup.alternatives.size(), 2u);
+  ASSERT_EQ(s.setup.alternatives.size(), 3u);
   EXPECT_NEAR(s.setup.alternatives[0].fusion_mb.value_or(0), 67.108864, 1e-9);  // Horovod's
-  EXPECT_EQ(s.setup.alternatives[1].synthetic_data, false);
+  EXPECT_EQ(s.setup.alternatives[1].methods.at("Sample"), "nccl");  // the earlier reading
+  EXPECT_EQ(s.setup.alternatives[2].synthetic_data, false);
   ASSERT_EQ(s.claims.size(), 8u);
   for (const Claim& c : s.claims) {
     EXPECT_FALSE(c.text.empty()) << c.id;
@@ -117,7 +118,8 @@ TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n",
                                   "  epochs: 1\n  alternatives:\n    - {id: none, why: w}\n"),
                        "suite.yaml", 11),
-              HasSubstr("must change batch_per, decode_threads, fusion_mb, data or networks"));
+              HasSubstr("must change batch_per, decode_threads, fusion_mb, data, networks or "
+                        "methods"));
 }
 
 // The allreduce buffer is read like the decode threads: in the setup, and changed by a reading,
@@ -164,6 +166,24 @@ TEST(SuiteLoader, SetupReadingsMayMapANetworkToAnotherWorkload) {
                                   "    - {id: x, networks: {ResNet: resnet-7}, why: w}\n";
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", no_workload), "suite.yaml", 11),
               HasSubstr("resnet-7"));
+}
+
+TEST(SuiteLoader, SetupReadingsMayMapAMethodToAnotherCommMethod) {
+  const std::string reading = "  epochs: 1\n  alternatives:\n"
+                              "    - {id: ring, methods: {NCCL: nccl}, why: w}\n";
+  const Suite s = load_suite(suite_with("suite.yaml", "  epochs: 1\n", reading));
+  const Suite ring = s.read_as(s.setup.alternatives.at(0));
+  EXPECT_EQ(ring.comm_of("NCCL"), "nccl");
+  EXPECT_EQ(ring.comm_of("P2P"), "p2p");  // the methods it does not name stay
+  EXPECT_EQ(s.comm_of("NCCL"), "nccl_reduce_bcast");
+  const std::string unknown = "  epochs: 1\n  alternatives:\n"
+                              "    - {id: x, methods: {MPI: ring}, why: w}\n";
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown), "suite.yaml", 11),
+              HasSubstr("MPI"));
+  const std::string no_comm = "  epochs: 1\n  alternatives:\n"
+                              "    - {id: x, methods: {NCCL: nccl_ring}, why: w}\n";
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", no_comm), "suite.yaml", 11),
+              HasSubstr("nccl_ring"));
 }
 
 TEST(SuiteLoader, UnknownKeyInAPointNamesFileLineAndTheNearestKey) {

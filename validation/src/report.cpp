@@ -155,7 +155,7 @@ std::vector<std::string> claims_that_hold(const Comparison& c) {
 }
 
 // What a reading changes, in words: "batch per all GPUs together; 39 decode threads;
-// fusion buffer 0 MB; GoogLeNet = googlenet-299".
+// fusion buffer 0 MB; GoogLeNet = googlenet-299; Sample = nccl".
 std::string reading_text(const SetupAlternative& reading) {
   std::vector<std::string> parts;
   if (reading.batch_total)
@@ -168,6 +168,8 @@ std::string reading_text(const SetupAlternative& reading) {
                                             : "the dataset read through the input pipeline");
   for (const auto& [network, workload] : reading.networks)
     parts.push_back(fmt::format("{} = {}", network, workload));
+  for (const auto& [method, comm] : reading.methods)
+    parts.push_back(fmt::format("{} = {}", method, comm));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
@@ -311,6 +313,7 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     if (r.reading.synthetic_data)
       reading["data"] = *r.reading.synthetic_data ? "synthetic" : "dataset";
     if (!r.reading.networks.empty()) reading["networks"] = r.reading.networks;
+    if (!r.reading.methods.empty()) reading["methods"] = r.reading.methods;
     reading["mape_pct"] = mape;
     reading["bounds_holding"] = held;
     reading["bounds"] = bounds;

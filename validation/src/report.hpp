@@ -6,9 +6,9 @@
 //    "calibration_mape_pct": {TABLE: mape, "overall"}, "framework": {"name", "fitted": [{"name",
 //    "unit" (s or bytes), "value", "range"}], "fitted_on", "calibration_points": [{"suite", "id"}]}}
 //    "alternative_readings": [{"table", "id", "gpus", "mape_pct"}], "setup_readings": [{"id",
-//    "batch_per", "decode_threads", "fusion_mb", "data" and/or "networks" (what it changes),
-//    "mape_pct": {TABLE: mape or null, "overall"}, "bounds_holding", "bounds", "claims_holding",
-//    "claims_that_hold": [ID]}]
+//    "batch_per", "decode_threads", "fusion_mb", "data", "networks" and/or "methods" (what it
+//    changes), "mape_pct": {TABLE: mape or null, "overall"}, "bounds_holding", "bounds",
+//    "claims_holding", "claims_that_hold": [ID]}]
 // Points carry "role": "calibration" or "validation"; every MAPE but calibration_mape_pct is over
 // validation points only.
 // The same comparison gives the same bytes.

@@ -22,7 +22,7 @@ namespace gpuscale::validation {
 // Another plausible reading of the whole setup, declared with the evidence for it: the study's
 // batches read as MXNet's --batch-size, the total over the GPUs; another number of decode
 // threads; another allreduce buffer; generated batches or the dataset's; another workload for
-// some of the study's networks. Every table and claim is predicted again under it and reported
+// some of the study's networks, another --comm method for some of its methods. Every table and claim is predicted again under it and reported
 // beside the headline, never in it. What it leaves empty stays as the setup says.
 struct SetupAlternative {
   std::string id;
@@ -31,6 +31,7 @@ struct SetupAlternative {
   std::optional<double> fusion_mb;
   std::optional<bool> synthetic_data;
   std::map<std::string, std::string> networks;  // the study's name -> the workload it ran
+  std::map<std::string, std::string> methods;   // the study's name -> its --comm method
   std::string why;
   Origin origin;
 };
@@ -186,7 +187,7 @@ struct Suite {
   // The suite's methods and batches that `network` ran with, in the suite's order.
   std::vector<std::string> methods_of(const std::string& network) const;
   std::vector<int> batches_of(const std::string& network) const;
-  // This suite with its setup and networks read as `reading` says.
+  // This suite with its setup, networks and methods read as `reading` says.
   Suite read_as(const SetupAlternative& reading) const;
 };
 

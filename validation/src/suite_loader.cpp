@@ -33,7 +33,7 @@ const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus
                                              "precision", "gpu_memory",    "data",
                                              "decode_threads", "fusion_mb", "alternatives"};
 const std::vector<std::string> kSetupAlternativeKeys = {
-    "id", "batch_per", "decode_threads", "fusion_mb", "data", "networks", "why"};
+    "id", "batch_per", "decode_threads", "fusion_mb", "data", "networks", "methods", "why"};
 const std::vector<std::string> kMethodKeys = {"comm", "spatial"};
 const std::vector<std::string> kNetworkKeys = {"workload", "methods", "batches"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
@@ -106,6 +106,10 @@ std::string workload_of(const ConfigNode& node, const std::string& folder) {
   return is_path ? file : value;
 }
 
+std::string comm_method(const ConfigNode& node) {
+  return read_one_of(node, "comm method", coll::comm_method_names());
+}
+
 Setup read_setup(const ConfigNode& node, const std::string& folder) {
   const MapReader map(node, "setup", kSetupKeys);
   Setup s;
@@ -172,6 +176,7 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
                                std::nullopt,
                                std::nullopt,
                                {},
+                               {},
                                read_string(alt.require("why", "\"the evidence\""), "why"),
                                item.origin()};
       if (const ConfigNode* n = alt.find("batch_per"))
@@ -188,10 +193,20 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
         for (const auto& entry : n->entries())
           reading.networks[entry.key] = workload_of(entry.value, folder);
       }
+      // The study's names are checked once the suite's methods are read (load_suite); a
+      // reading changes a method's --comm method, never how it splits samples.
+      if (const ConfigNode* n = alt.find("methods")) {
+        if (!n->is_map() || n->entries().empty())
+          throw ConfigError(n->origin(), "methods of an alternative reading must map the "
+                                         "study's methods to --comm methods");
+        for (const auto& entry : n->entries())
+          reading.methods[entry.key] = comm_method(entry.value);
+      }
       if (!reading.batch_total && !reading.decode_threads && !reading.fusion_mb &&
-          !reading.synthetic_data && reading.networks.empty()) {
+          !reading.synthetic_data && reading.networks.empty() && reading.methods.empty()) {
         throw ConfigError(item.origin(), "an alternative reading of the setup must change "
-                                         "batch_per, decode_threads, fusion_mb, data or networks");
+                                         "batch_per, decode_threads, fusion_mb, data, networks or "
+                                         "methods");
       }
       s.alternatives.push_back(std::move(reading));
     }
@@ -215,10 +230,6 @@ std::vector<NameMapping> read_mappings(
     fill(m, entry.value);
   }
   return mappings;
-}
-
-std::string comm_method(const ConfigNode& node) {
-  return read_one_of(node, "comm method", coll::comm_method_names());
 }
 
 // `nccl`, or `{comm: nccl, spatial: 4}` for a method that splits each sample over 4 GPUs. Every
@@ -472,6 +483,10 @@ Suite Suite::read_as(const SetupAlternative& reading) const {
     if (auto it = reading.networks.find(m.study); it != reading.networks.end())
       m.gpuscale = it->second;
   }
+  for (NameMapping& m : s.methods) {
+    if (auto it = reading.methods.find(m.study); it != reading.methods.end())
+      m.gpuscale = it->second;
+  }
   return s;
 }
 
@@ -497,6 +512,8 @@ Suite load_suite(const std::string& name_or_path) {
   for (const SetupAlternative& reading : suite.setup.alternatives) {
     for (const auto& [network, workload] : reading.networks)
       names.network(ConfigNode::scalar(network, reading.origin));
+    for (const auto& [method, comm] : reading.methods)
+      names.method(ConfigNode::scalar(method, reading.origin));
   }
   if (const auto* n = map.find("alternatives")) check_alternatives(*n, names, folder);
   // A study may state its results in words only: a suite of claims.
