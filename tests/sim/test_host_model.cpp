@@ -99,12 +99,12 @@ TEST(HostModel, ADecodeBoundIterationTakesTheDecodeThreadsTime) {
   const std::string folder = std::filesystem::path(testing::write_temp_file(
       "imagenet.yaml",
       "name: imagenet\nsamples: 1281167\ndecode: {per_sample: 10 ms, clock: 2.2 GHz}\n")).parent_path();
+  const testing::ScopedEnv datasets_dir("GPUSCALE_DATASETS_DIR");
   ::setenv("GPUSCALE_DATASETS_DIR", folder.c_str(), 1);
   Experiment e = lenet_on(2);
   const ResultRow decode_bound = run_one(e);
   e.without = {"input"};
   const ResultRow without_input = run_one(e);
-  ::unsetenv("GPUSCALE_DATASETS_DIR");
   EXPECT_NEAR(decode_bound.iteration_s / 0.080, 1.0, 1e-3);
   EXPECT_LT(without_input.iteration_s, 0.05);
   // The GPUs wait for each batch what their own work leaves of the 80 ms; that wait is the
