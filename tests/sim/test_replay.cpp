@@ -2,6 +2,7 @@
 // costs 2(p-1)/p S/B + 2(p-1) alpha; a two-hop copy costs its two single-hop copies; P2P on one
 // GPU exposes no communication; more bandwidth never slows an iteration. Every simulation runs in
 // a child process (run_isolated): SimGrid allows one engine per process.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,7 +45,9 @@ double ring_allreduce_s(int p, double bytes, const std::string& algorithm,
     const topo::Router router(t, topo::RoutingMode::Direct);
     std::vector<int> ranks(static_cast<size_t>(p));
     for (int i = 0; i < p; ++i) ranks[static_cast<size_t>(i)] = i;
-    return std::to_string(
+    // Every digit: std::to_string keeps six decimals, a microsecond.
+    return fmt::format(
+        "{:.17g}",
         simulate_collective(t, router, t.gpus(), {ranks}, {}, algorithm, bytes, "ideal", 0).seconds);
   }));
 }
