@@ -861,8 +861,10 @@ class Replay {
     result.exposed_comm_s = std::max(0.0, result.iteration_s - result.compute_s);
     result.activities = dag_.activities_started();
     result.simulated_compute_gpus = compute_ranks_;
-    for (const auto& [key, bytes] : compiler_->link_bytes()) {
-      result.link_loads.push_back({key.first, key.second, bytes / n});
+    const std::vector<double>& link_bytes = compiler_->link_bytes();
+    for (size_t slot = 0; slot < link_bytes.size(); ++slot) {
+      if (link_bytes[slot] <= 0) continue;
+      result.link_loads.push_back({static_cast<int>(slot / 2), slot % 2 == 1, link_bytes[slot] / n});
     }
     return result;
   }

@@ -20,11 +20,22 @@ std::vector<topo::Leg> schedule_legs(const coll::Schedule& schedule, const topo:
   return legs;
 }
 
+namespace {
+
+// Adds `bytes` to every link direction `route` crosses, at link_slot.
+void add_route_bytes(std::vector<double>& link_bytes, const topo::Route& route, double bytes) {
+  for (const topo::Leg& leg : route.legs) {
+    for (const topo::Hop& hop : leg.hops) link_bytes[link_slot(hop.link, hop.forward)] += bytes;
+  }
+}
+
+}  // namespace
+
 ScheduleCompiler::ScheduleCompiler(const topo::Topology& topology, const topo::Router& router,
                                    const SimgridPlatform& platform, std::vector<int> gpus,
                                    std::function<double(double)> reduce_seconds)
     : topology_(topology), router_(router), platform_(platform), gpus_(std::move(gpus)),
-      reduce_seconds_(std::move(reduce_seconds)) {}
+      reduce_seconds_(std::move(reduce_seconds)), link_bytes_(topology.links().size() * 2, 0.0) {}
 
 const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
   auto [it, fresh] = routes_.try_emplace({a, b});
@@ -39,11 +50,6 @@ const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
   return it->second;
 }
 
-void ScheduleCompiler::count_link_bytes(const topo::Route& route, double bytes) {
-  for (const topo::Leg& leg : route.legs) {
-    for (const topo::Hop& hop : leg.hops) link_bytes_[{hop.link, hop.forward}] += bytes;
-  }
-}
 
 std::map<int, double> ScheduleCompiler::pipeline_latencies(const coll::Schedule& schedule) {
   std::map<int, std::pair<double, int>> sums;  // pipeline -> (route latencies, flows)
@@ -79,7 +85,7 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
             op.pipeline < 0
                 ? (op.latency_steps - 1) * r.latency_s
                 : std::max(0.0, op.latency_steps * pipeline_latency.at(op.pipeline) - r.latency_s);
-        count_link_bytes(r.route, op.bytes);
+        add_route_bytes(link_bytes_, r.route, op.bytes);
         break;
       }
       case coll::Op::Kind::Reduce:
@@ -110,18 +116,13 @@ const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
   };
   LockStepCost& cost = it->second;
   cost.depths = lock_step_depths(schedule, topology_, rank_route);
-  // Summed over a flat array first: a map update per hop of every transfer dominated the replay.
-  std::vector<double> bytes(topology_.links().size() * 2, 0.0);
+  std::vector<double> bytes(link_bytes_.size(), 0.0);
   for (const coll::Op& op : schedule.ops) {
     if (op.kind != coll::Op::Kind::Transfer) continue;
-    for (const topo::Leg& leg : rank_route(op.src, op.dst).legs) {
-      for (const topo::Hop& hop : leg.hops) {
-        bytes[static_cast<size_t>(hop.link) * 2 + hop.forward] += op.bytes;
-      }
-    }
+    add_route_bytes(bytes, rank_route(op.src, op.dst), op.bytes);
   }
   for (size_t slot = 0; slot < bytes.size(); ++slot) {
-    if (bytes[slot] > 0) cost.link_bytes[{static_cast<int>(slot / 2), slot % 2 == 1}] = bytes[slot];
+    if (bytes[slot] > 0) cost.link_bytes.emplace_back(slot, bytes[slot]);
   }
   return cost;
 }
@@ -131,7 +132,7 @@ DagExecutor::NodeId ScheduleCompiler::append_lock_step(DagExecutor& dag,
                                                        DagExecutor::NodeId start,
                                                        int reduce_rank) {
   const LockStepCost& cost = lock_step_cost(schedule);
-  for (const auto& [link, bytes] : cost.link_bytes) link_bytes_[link] += bytes;
+  for (const auto& [slot, bytes] : cost.link_bytes) link_bytes_[slot] += bytes;
   DagExecutor::NodeId previous = start;
   for (const LockStepDepth& depth : cost.depths) {
     std::vector<DagExecutor::NodeId> deps;

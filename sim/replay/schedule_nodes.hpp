@@ -24,6 +24,9 @@ namespace gpuscale::sim {
 std::vector<topo::Leg> schedule_legs(const coll::Schedule& schedule, const topo::Router& router,
                                      const std::vector<int>& gpus);
 
+// The index of a link direction in ScheduleCompiler::link_bytes().
+inline size_t link_slot(int link, bool forward) { return static_cast<size_t>(link) * 2 + forward; }
+
 class ScheduleCompiler {
  public:
   // `reduce_seconds(bytes)`: the GPU time of a reduction moving `bytes`.
@@ -43,8 +46,8 @@ class ScheduleCompiler {
   DagExecutor::NodeId append_lock_step(DagExecutor& dag, const coll::Schedule& schedule,
                                        DagExecutor::NodeId start, int reduce_rank);
 
-  // Bytes each link direction (link index, forward) has been given so far.
-  const std::map<std::pair<int, bool>, double>& link_bytes() const { return link_bytes_; }
+  // Bytes each link direction has been given so far, at link_slot(link, forward).
+  const std::vector<double>& link_bytes() const { return link_bytes_; }
 
   // A Transfer or Reduce node appended while recording, for timelines.
   struct AppendedOp {
@@ -69,7 +72,6 @@ class ScheduleCompiler {
     double latency_s = 0;
   };
   const PairRoute& route(int a, int b);
-  void count_link_bytes(const topo::Route& route, double bytes);
   // The mean route latency of each pipeline's flows (coll::Op::pipeline).
   std::map<int, double> pipeline_latencies(const coll::Schedule& schedule);
 
@@ -77,7 +79,7 @@ class ScheduleCompiler {
   // schedule: an iteration repeats the same sizes, each costing O(ranks log ranks) to evaluate.
   struct LockStepCost {
     std::vector<LockStepDepth> depths;
-    std::map<std::pair<int, bool>, double> link_bytes;
+    std::vector<std::pair<size_t, double>> link_bytes;  // (link slot, bytes), the ones it uses
   };
   const LockStepCost& lock_step_cost(const coll::Schedule& schedule);
 
@@ -87,7 +89,7 @@ class ScheduleCompiler {
   std::vector<int> gpus_;
   std::function<double(double)> reduce_seconds_;
   std::map<std::pair<int, int>, PairRoute> routes_;
-  std::map<std::pair<int, bool>, double> link_bytes_;
+  std::vector<double> link_bytes_;
   std::map<std::tuple<std::string, double, size_t>, LockStepCost> lock_step_costs_;
   bool record_ops_ = false;
   std::vector<AppendedOp> appended_ops_;
