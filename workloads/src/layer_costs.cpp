@@ -48,10 +48,9 @@ void add_tensors(WorkloadCosts& costs, const Layer& layer, int index) {
     case LayerType::Conv:
     case LayerType::Fc:
     case LayerType::Embedding:
-      if (layer.shares < 0) {
-        add_tensor(costs, layer, index, "weight", static_cast<long>(weight_elements(layer)));
-      }
-      if (p.bias && layer.type != LayerType::Embedding && layer.shares < 0) {
+      if (layer.shares >= 0) break;  // its weight and bias are the owner's (share_weight)
+      add_tensor(costs, layer, index, "weight", static_cast<long>(weight_elements(layer)));
+      if (p.bias && layer.type != LayerType::Embedding) {
         add_tensor(costs, layer, index, "bias", p.filters);
       }
       break;
