@@ -81,8 +81,9 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
   return largest;
 }
 
-void add_once(std::vector<std::string>& names, const std::string& name) {
-  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+template <class T>
+void add_once(std::vector<T>& values, const T& value) {
+  if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
 }
 
 // Networks simulated together: the same methods' comms, at the same spatial split and batches.
@@ -100,11 +101,7 @@ std::vector<RunGroup> run_groups(const Suite& suite) {
   for (const NameMapping& network : suite.networks) {
     std::vector<int> splits;
     const std::vector<std::string> methods = suite.methods_of(network.study);
-    for (const auto& method : methods) {
-      const int spatial = suite.spatial_of(method);
-      if (std::find(splits.begin(), splits.end(), spatial) == splits.end())
-        splits.push_back(spatial);
-    }
+    for (const auto& method : methods) add_once(splits, suite.spatial_of(method));
     for (int spatial : splits) {
       RunGroup mine{spatial, {}, suite.batches_of(network.study), {}, {}};
       for (const auto& method : methods) {
