@@ -26,6 +26,12 @@ std::string model(const std::string& layers, const std::string& header_extra = "
          header_extra + "layers:\n" + layers;
 }
 
+// A model whose input is 8 token ids (1 channel x 8 positions); layers start at line 5.
+std::string ids_model(const std::string& layers) {
+  return "name: t\ndataset: synthetic\ninput: {channels: 1, height: 8, width: 1}\nlayers:\n" +
+         layers;
+}
+
 // The error of loading `text`, checked to be one line naming the file (and line, if given).
 std::string error_of(const std::string& text, int line) {
   const std::string path = write_temp_file("bad.yaml", text);
@@ -82,42 +88,41 @@ TEST(WorkloadErrors, EmbeddingMistakes) {
   EXPECT_THAT(error_of(model("  - embedding: {vocab: 10, dim: 4}\n"), 5),
               AllOf(HasSubstr("embedding1"), HasSubstr("one id per position"),
                     HasSubstr("has 3 channels")));
-  const std::string ids = "name: t\ndataset: synthetic\ninput: {channels: 1, height: 8, width: 1}\n"
-                          "layers:\n";
-  EXPECT_THAT(error_of(ids + "  - embedding: {vocab: 10}\n", 5),
+  EXPECT_THAT(error_of(ids_model("  - embedding: {vocab: 10}\n"), 5),
               AllOf(HasSubstr("lacks 'dim'"), HasSubstr("dim: 512")));
-  EXPECT_THAT(error_of(ids + "  - embedding: {vocab: 10, dim: 4, size: 3}\n", 5),
+  EXPECT_THAT(error_of(ids_model("  - embedding: {vocab: 10, dim: 4, size: 3}\n"), 5),
               HasSubstr("unknown key 'size' in embedding layer"));
-  EXPECT_THAT(error_of(ids + "  - embedding: {vocab: 0, dim: 4}\n", 5), HasSubstr("vocab"));
+  EXPECT_THAT(error_of(ids_model("  - embedding: {vocab: 0, dim: 4}\n"), 5), HasSubstr("vocab"));
 }
 
 TEST(WorkloadErrors, SequenceLayerMistakes) {
-  const std::string ids = "name: t\ndataset: synthetic\ninput: {channels: 1, height: 8, width: 1}\n"
-                          "layers:\n  - embedding: {name: embed, vocab: 10, dim: 6}\n";
-  EXPECT_THAT(error_of(ids + "  - attention: {heads: 4}\n", 6),
+  const std::string embed = "  - embedding: {name: embed, vocab: 10, dim: 6}\n";  // line 5
+  EXPECT_THAT(error_of(ids_model(embed + "  - attention: {heads: 4}\n"), 6),
               HasSubstr("4 heads must divide its 6 input channels"));
-  EXPECT_THAT(error_of(ids + "  - attention: {heads: 2, memory: embd}\n", 6),
-              AllOf(HasSubstr("memory 'embd' names no earlier layer"),
-                    HasSubstr("did you mean 'embed'?")));
-  EXPECT_THAT(error_of(ids + "  - conv: {filters: 4, kernel: 1}\n"
-                             "  - attention: {heads: 2, memory: embed}\n", 7),
+  EXPECT_THAT(
+      error_of(ids_model(embed + "  - attention: {heads: 2, memory: embd}\n"), 6),
+      AllOf(HasSubstr("memory 'embd' names no earlier layer"), HasSubstr("did you mean 'embed'?")));
+  EXPECT_THAT(error_of(ids_model(embed + "  - conv: {filters: 4, kernel: 1}\n"
+                                         "  - attention: {heads: 2, memory: embed}\n"),
+                       7),
               HasSubstr("its memory 'embed' has 6 channels, its queries 4"));
-  EXPECT_THAT(error_of(ids + "  - relu: {from: nowhere}\n", 6),
+  EXPECT_THAT(error_of(ids_model(embed + "  - relu: {from: nowhere}\n"), 6),
               HasSubstr("from 'nowhere' names no earlier layer"));
-  EXPECT_THAT(error_of(ids + "  - conv: {filters: 11, kernel: 1, shares: embed}\n", 6),
+  EXPECT_THAT(error_of(ids_model(embed + "  - conv: {filters: 11, kernel: 1, shares: embed}\n"), 6),
               HasSubstr("cannot share the weight of 'embed' (60 elements against its own 66"));
-  EXPECT_THAT(error_of(ids + "  - attention: {heads: 2, shares: embed}\n", 6),
+  EXPECT_THAT(error_of(ids_model(embed + "  - attention: {heads: 2, shares: embed}\n"), 6),
               HasSubstr("unknown key 'shares' in attention layer"));
-  EXPECT_THAT(error_of(ids + "  - conv: {filters: 10, kernel: 1, shares: embed}\n", 6),
+  EXPECT_THAT(error_of(ids_model(embed + "  - conv: {filters: 10, kernel: 1, shares: embed}\n"), 6),
               HasSubstr("shares the weight of 'embed' but not a bias of the same size"));
-  EXPECT_THAT(error_of(ids + "  - attention: {score: additive, heads: 2}\n", 6),
+  EXPECT_THAT(error_of(ids_model(embed + "  - attention: {score: additive, heads: 2}\n"), 6),
               HasSubstr("additive attention has one head"));
-  EXPECT_THAT(error_of(ids + "  - attention: {score: bilinear}\n", 6),
+  EXPECT_THAT(error_of(ids_model(embed + "  - attention: {score: bilinear}\n"), 6),
               HasSubstr("unknown attention score 'bilinear'"));
-  EXPECT_THAT(error_of(ids + "  - lstm: {hidden: 4, layers: 2}\n", 6),
+  EXPECT_THAT(error_of(ids_model(embed + "  - lstm: {hidden: 4, layers: 2}\n"), 6),
               HasSubstr("unknown key 'layers' in lstm layer"));
-  EXPECT_THAT(error_of(ids + "  - concat: {branches: {a: [], b: {from: nothing}}}\n", 6),
-              HasSubstr("from 'nothing' names no earlier layer"));
+  EXPECT_THAT(
+      error_of(ids_model(embed + "  - concat: {branches: {a: [], b: {from: nothing}}}\n"), 6),
+      HasSubstr("from 'nothing' names no earlier layer"));
   EXPECT_THAT(error_of(model("  - roi_align: {rois: 4}\n"), 5),
               AllOf(HasSubstr("lacks 'size'"), HasSubstr("size: 7")));
 }
