@@ -34,15 +34,19 @@ class ScheduleBuilder {
   // n + m deps, not n * m), else `deps` itself.
   std::vector<int> gate(double seconds, std::vector<int> deps);
 
-  // An id for the flows of one more pipeline (Op::pipeline), unique in the schedule.
-  int new_pipeline() { return pipelines_++; }
+  // An id for the flows of one more pipeline (Op::pipeline), unique in the schedule, whose steps
+  // a Delay of the schedule already pays `paid_step_latency_s` each
+  // (Schedule::pipeline_step_latency_s).
+  int new_pipeline(double paid_step_latency_s = 0) {
+    schedule_.pipeline_step_latency_s.push_back(paid_step_latency_s);
+    return static_cast<int>(schedule_.pipeline_step_latency_s.size()) - 1;
+  }
 
   Schedule finish() { return std::move(schedule_); }
 
  private:
   int add(Op op);
   Schedule schedule_;
-  int pipelines_ = 0;
 };
 
 // Per rank, the ops after which its buffer holds its current data (empty: ready at the start).

@@ -42,6 +42,11 @@ namespace {
 
 enum class Direction { ToRoot, FromRoot };
 
+// NCCL's latency per step of a ring collective, the Delay before its flows having paid it.
+double mean_hop_latency_s(const Protocol& protocol, const RingSteps& s) {
+  return s.steps > 0 ? protocol.ring_hops_latency_s(s.steps, s.inter_steps) / s.steps : 0.0;
+}
+
 // The ring rotated to start just after the root (ToRoot, ending at it) or at the root (FromRoot).
 std::vector<int> chain_of(const std::vector<int>& ring, int root, Direction direction) {
   const int p = static_cast<int>(ring.size());
@@ -60,10 +65,11 @@ std::vector<int> append_chains(ScheduleBuilder& b, const CollectiveRequest& r,
   const RingSteps s = nccl_ring_steps(Collective::Broadcast, r.ranks, node_count(r));
   const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), deps);
   const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
+  const double paid_per_step = mean_hop_latency_s(r.protocol, s);
   std::vector<int> flows;
   for (const auto& ring : rings) {
     for (int flow : pipelined_chain(b, chain_of(ring, r.root, direction), bytes, start,
-                                    b.new_pipeline())) {
+                                    b.new_pipeline(paid_per_step))) {
       flows.push_back(flow);
     }
   }
@@ -80,7 +86,7 @@ void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r) {
   const auto rings = channel_rings(r);
   const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
   for (const auto& ring : rings) {
-    const int pipeline = b.new_pipeline();
+    const int pipeline = b.new_pipeline(mean_hop_latency_s(r.protocol, s));
     for (int i = 0; i < p; ++i) {
       b.transfer(ring[i], ring[(i + 1) % p], bytes, s.steps, start, pipeline);
     }

@@ -49,7 +49,11 @@ int floor_log2(int n) {  // 0 for n <= 1
 }  // namespace
 
 double Protocol::ring_latency_s(int steps, int inter_steps) const {
-  return ring_base_s + (steps - inter_steps) * ring_hop_intra_s + inter_steps * ring_hop_inter_s;
+  return ring_base_s + ring_hops_latency_s(steps, inter_steps);
+}
+
+double Protocol::ring_hops_latency_s(int steps, int inter_steps) const {
+  return (steps - inter_steps) * ring_hop_intra_s + inter_steps * ring_hop_inter_s;
 }
 
 double Protocol::tree_latency_s(int ranks_per_node, int nodes) const {

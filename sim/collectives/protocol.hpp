@@ -36,6 +36,8 @@ struct Protocol {
   // NCCL's latency of a ring collective of `steps` pipeline steps, `inter_steps` of them over
   // the network.
   double ring_latency_s(int steps, int inter_steps) const;
+  // Its hops' part (the latency less the base): what a chunk pays crossing the ring's edges.
+  double ring_hops_latency_s(int steps, int inter_steps) const;
   // NCCL's latency of a tree allreduce.
   double tree_latency_s(int ranks_per_node, int nodes) const;
 };

@@ -33,6 +33,8 @@ struct Op {
   // Each then pays latency_steps times the mean route latency of its pipeline's flows instead of
   // its own: a chunk crossing the pipeline's edges in turn pays each edge's latency, so a ring
   // of NVLink hops and one network hop pays mostly NVLink latencies, not the network's each step.
+  // Where the schedule has already paid a latency per step (Schedule::pipeline_step_latency_s),
+  // a step costs the larger of the two, not their sum.
   int pipeline = -1;
 
   bool operator==(const Op&) const = default;
@@ -43,6 +45,9 @@ struct Schedule {
   int ranks = 0;
   double payload_bytes = 0;  // the collective's message size S per rank
   std::vector<Op> ops;
+  // Per pipeline id: the latency per step that a Delay of the schedule already pays for it (NCCL's
+  // hop latency, which is its measure of a whole hop, wire included); 0 where none is paid.
+  std::vector<double> pipeline_step_latency_s{};
   // Rounds in lock step (MPICH's pairwise exchanges on a power of two ranks): every op of one
   // dependency depth does the same work on a different rank, so a depth ends when its slowest op
   // does. The replay may then evaluate each depth's transfers from their link loads instead of

@@ -61,7 +61,9 @@ void validate(const Schedule& s) {
         }
         if (op.src == op.dst) fail(i, fmt::format("transfer from rank {} to itself", op.src));
         if (op.latency_steps < 0) fail(i, fmt::format("latency_steps {}", op.latency_steps));
-        if (op.pipeline < -1) fail(i, fmt::format("pipeline {}", op.pipeline));
+        if (op.pipeline < -1 || op.pipeline >= static_cast<int>(s.pipeline_step_latency_s.size())) {
+          fail(i, fmt::format("pipeline {} of {}", op.pipeline, s.pipeline_step_latency_s.size()));
+        }
         break;
       case Op::Kind::Reduce:
         if (!in_range(op.src, s.ranks)) {

@@ -80,11 +80,16 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
         spec.kind = DagExecutor::Kind::Transfer;
         spec.legs = r.legs;
         spec.bytes = op.bytes;
-        // The flow pays its own route's latency once; the rest of its steps come after it.
-        spec.post_delay =
-            op.pipeline < 0
-                ? (op.latency_steps - 1) * r.latency_s
-                : std::max(0.0, op.latency_steps * pipeline_latency.at(op.pipeline) - r.latency_s);
+        // The flow pays its own route's latency once; the rest of its steps come after it. A
+        // pipeline's step costs the larger of its mean route latency and the latency the
+        // schedule already paid for it, so only the excess remains (at least the route's own).
+        if (op.pipeline < 0) {
+          spec.post_delay = (op.latency_steps - 1) * r.latency_s;
+        } else {
+          const double paid = schedule.pipeline_step_latency_s.at(static_cast<size_t>(op.pipeline));
+          const double excess = std::max(0.0, pipeline_latency.at(op.pipeline) - paid);
+          spec.post_delay = std::max(0.0, op.latency_steps * excess - r.latency_s);
+        }
         add_route_bytes(link_bytes_, r.route, op.bytes);
         break;
       }

@@ -20,13 +20,17 @@ namespace {
 constexpr double kBandwidth = 25e9;  // B/s, one NVLink lane, efficiency 1
 constexpr double kAlpha = 1e-6;      // s
 
-// p GPUs on a ring of single NVLinks: every hop the same bandwidth and latency, except that the
-// link closing the ring (gpu{p-1} to gpu0, of another kind) has `slow_latency_us` when given.
-std::string uniform_ring(int p, double slow_latency_us = 1) {
-  std::string yaml =
-      "name: uniform-ring\nlink_kinds:\n  nvlink: {lane_bandwidth: 25 GB/s, latency: 1 us}\n"
-      "  infiniband: {lane_bandwidth: 25 GB/s, latency: " +
-      std::to_string(slow_latency_us) + " us}\ndevices:\n";
+// p GPUs on a ring of single NVLinks: every hop the same bandwidth and a latency of
+// `latency_us`, except that the link closing the ring (gpu{p-1} to gpu0, of another kind) has
+// `slow_latency_us`.
+struct RingLatencies {
+  double latency_us = 1, slow_latency_us = 1;
+};
+std::string uniform_ring(int p, RingLatencies l) {
+  std::string yaml = fmt::format(
+      "name: uniform-ring\nlink_kinds:\n  nvlink: {{lane_bandwidth: 25 GB/s, latency: {} us}}\n"
+      "  infiniband: {{lane_bandwidth: 25 GB/s, latency: {} us}}\ndevices:\n",
+      l.latency_us, l.slow_latency_us);
   for (int i = 0; i < p; ++i) yaml += "  gpu" + std::to_string(i) + ": {kind: gpu, model: V100-SXM2, memory: 16 GB}\n";
   yaml += "links:\n";
   for (int i = 0; i < p; ++i) {
@@ -34,12 +38,12 @@ std::string uniform_ring(int p, double slow_latency_us = 1) {
             ", kind: " + (i + 1 == p ? "infiniband" : "nvlink") + ", lanes: 1}\n";
   }
   return testing::write_temp_file(
-      "uniform-ring-" + std::to_string(p) + "-" + std::to_string(slow_latency_us) + ".yaml", yaml);
+      fmt::format("uniform-ring-{}-{}-{}.yaml", p, l.latency_us, l.slow_latency_us), yaml);
 }
 
-double ring_allreduce_s(int p, double bytes, const std::string& algorithm,
-                        double slow_latency_us = 1) {
-  const std::string path = uniform_ring(p, slow_latency_us);
+double ring_allreduce_s(int p, double bytes, const std::string& algorithm, RingLatencies l = {},
+                        const std::string& protocol = "ideal") {
+  const std::string path = uniform_ring(p, l);
   return std::stod(run_isolated([&] {
     const topo::Topology t = topo::Topology::build(topo::load_topology_config(path));
     const topo::Router router(t, topo::RoutingMode::Direct);
@@ -48,7 +52,7 @@ double ring_allreduce_s(int p, double bytes, const std::string& algorithm,
     // Every digit: std::to_string keeps six decimals, a microsecond.
     return fmt::format(
         "{:.17g}",
-        simulate_collective(t, router, t.gpus(), {ranks}, {}, algorithm, bytes, "ideal", 0).seconds);
+        simulate_collective(t, router, t.gpus(), {ranks}, {}, algorithm, bytes, protocol, 0).seconds);
   }));
 }
 
@@ -67,9 +71,26 @@ TEST(Replay, RingAllreduceMatchesTheClosedFormOnAUniformRing) {
 TEST(Replay, RingAllreducePaysTheMeanLatencyOfItsEdges) {
   const int p = 4;
   for (double bytes : {1e3, 100e6}) {
-    const double added = ring_allreduce_s(p, bytes, "nccl_ring", 10) -
-                         ring_allreduce_s(p, bytes, "nccl_ring", 2);
+    const double added = ring_allreduce_s(p, bytes, "nccl_ring", {1, 10}) -
+                         ring_allreduce_s(p, bytes, "nccl_ring", {1, 2});
     EXPECT_NEAR(added / (2.0 * (p - 1) / p * 8e-6), 1.0, 1e-3) << bytes << " B: " << added << " s";
+  }
+}
+
+// NCCL's hop latency (tuning.cc) measures a whole hop, wire included, so a step of its ring costs
+// the larger of that and the route's latency, not their sum. On 4 GPUs an 8-byte allreduce
+// with LL (base 3.6 us, 0.47 us per NVLink hop) takes 3.6 us + 6 x max(0.47 us, alpha) (plus the
+// flow's own route latency once where alpha is the smaller) against 6 alpha with no protocol.
+TEST(Replay, NcclRingStepPaysTheLargerOfItsHopLatencyAndItsRoutes) {
+  const int p = 4, steps = 2 * (p - 1);
+  const double base = 3.6e-6, hop = 0.47e-6;
+  for (double alpha_us : {1.0, 0.1}) {
+    const double alpha = alpha_us * 1e-6;
+    const double ll = ring_allreduce_s(p, 8, "nccl_ring", {alpha_us, alpha_us}, "ll");
+    const double ideal = ring_allreduce_s(p, 8, "nccl_ring", {alpha_us, alpha_us});
+    EXPECT_NEAR(ideal, steps * alpha, 1e-9) << alpha_us;
+    const double expected = base + steps * std::max(hop, alpha) + (alpha < hop ? alpha : 0.0);
+    EXPECT_NEAR(ll, expected, 1e-9) << alpha_us << " us: " << ll << " s";
   }
 }
 
