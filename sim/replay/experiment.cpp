@@ -195,18 +195,18 @@ double samples_per_iteration(const Experiment& e, const Configuration& c) {
 
 void check_gpu_counts(const Experiment& e) {
   if (e.spatial < 1) {
-    throw ConfigError({"--spatial", 0}, fmt::format("must be at least 1, not {}", e.spatial));
+    throw ConfigError(e.spatial_written_at, fmt::format("must be at least 1, not {}", e.spatial));
   }
   if (e.spatial > 1 && !e.profile.empty()) {
-    throw ConfigError({"--spatial", 0},
+    throw ConfigError(e.spatial_written_at,
                       "needs the analytic compute model: a measured profile holds whole layers, "
-                      "not the blocks of a split sample; drop --profile or --spatial");
+                      "not the blocks of a split sample; drop the profile or the spatial split");
   }
   for (size_t i = 0; i < e.gpus.size(); ++i) {
     const Origin written_at =
         e.gpus_written_at.size() == e.gpus.size() ? e.gpus_written_at[i] : Origin{"--gpus", 0};
     if (e.gpus[i] > 1 && e.gpus[i] % e.spatial != 0) {
-      throw ConfigError(written_at, fmt::format("{} GPUs cannot form groups of {} (--spatial): use "
+      throw ConfigError(written_at, fmt::format("{} GPUs cannot form groups of {} (spatial): use "
                                                 "a multiple of {}",
                                                 e.gpus[i], e.spatial, e.spatial));
     }

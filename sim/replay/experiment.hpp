@@ -61,6 +61,7 @@ struct Experiment {
   // spatial_partition.hpp); every GPU count but 1 must be a multiple of it, and one GPU (the
   // speedup's baseline) holds whole samples. 1: data parallelism alone.
   int spatial = 1;
+  Origin spatial_written_at{"--spatial", 0};  // where `spatial` is set: an experiment file's line
   std::string profile;                          // measured profile file; empty: analytic model
   int iterations = 4;
   // Sampled variability (docs/variability.md): `samples` iterations after a warm-up one, each

@@ -88,6 +88,7 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("spatial")) {
     e.spatial = static_cast<int>(read_integer(*n, "spatial", 1, 1024));
+    e.spatial_written_at = n->origin();
   }
   if (const auto* n = map.find("protocol")) {
     e.protocol = read_one_of(*n, "protocol", protocol_choice_names());

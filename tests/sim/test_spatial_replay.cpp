@@ -121,7 +121,7 @@ TEST(SpatialReplay, GpuCountsThatCannotFormGroupsAreRefused) {
     FAIL() << "no error";
   } catch (const ConfigError& error) {
     EXPECT_EQ(std::string(error.what()),
-              "--gpus: 2 GPUs cannot form groups of 4 (--spatial): use a multiple of 4");
+              "--gpus: 2 GPUs cannot form groups of 4 (spatial): use a multiple of 4");
   }
   e.gpus = {1, 4};
   EXPECT_NO_THROW(check_gpu_counts(e));  // one GPU is the baseline, holding whole samples

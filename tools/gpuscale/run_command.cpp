@@ -72,7 +72,10 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   if (given("--fusion-cycle-ms")) e.fusion_cycle_ms = o.fusion_cycle_ms;
   if (given("--decode-threads")) e.decode_threads = o.decode_threads;
   if (given("--protocol")) e.protocol = f.protocol;
-  if (given("--spatial")) e.spatial = f.spatial;
+  if (given("--spatial")) {
+    e.spatial = f.spatial;
+    e.spatial_written_at = f.spatial_written_at;
+  }
   if (given("--profile")) e.profile = f.profile;
   if (given("--framework")) e.framework = f.framework;
   if (given("--without")) e.without = f.without;
