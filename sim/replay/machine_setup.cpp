@@ -72,7 +72,9 @@ Placement place_job(const topo::Topology& t, int gpus) {
   }
   std::map<int, int> rank_of;
   for (size_t r = 0; r < p.gpus.size(); ++r) rank_of[p.gpus[r]] = static_cast<int>(r);
-  for (const auto& ring : topo::find_rings(t, 32, used_per_node, nodes).rings) {
+  // Which NIC a chain leaves its node through does not depend on the routing mode.
+  const topo::Router router(t, t.default_routing());
+  for (const auto& ring : topo::find_rings(t, 32, used_per_node, nodes, &router).rings) {
     std::vector<int> ranks;
     for (int device : ring) ranks.push_back(rank_of.at(device));
     p.rings.push_back(std::move(ranks));

@@ -135,6 +135,18 @@ TEST(CliCollective, IdealAlltoallOnDirectLinksIsTheSlowestPair) {
   EXPECT_EQ(rows[0]["count"], 4 * 1024 * 1024) << "elements per peer";
 }
 
+// Two Sierra nodes over dual-rail EDR: the job's two rings leave each node through a NIC each
+// (topo::find_rings), so a large ideal allreduce's busbw approaches two NICs, not one. A NIC
+// passes the narrower of its EDR port (12.5 GB/s x 0.98) and its PCIe Gen4 x8 link to the socket
+// (8 x 1.969 GB/s x 0.76; sierra-node.yaml).
+TEST(CliCollective, IdealRingAllreduceAcrossLassenNodesUsesBothRails) {
+  const double two_ports_Bps = 2 * std::min(12.5e9 * 0.98, 8 * 1.969e9 * 0.76);
+  const auto results =
+      collective_json("--topology lassen --set cluster.nodes=2 --gpus 8 --bytes 1GiB --protocol ideal");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_NEAR(results[0]["busbw_Bps"].get<double>() / two_ports_Bps, 1.0, 0.01) << results.dump();
+}
+
 TEST(CliCollective, BusbwIsAlgbwTimesTwoNMinusOneOverN) {
   for (const auto& row : collective_json("--algo ring --gpus 2,4,8 --bytes 1e6,64MiB")) {
     const double n = row["gpus"].get<double>();

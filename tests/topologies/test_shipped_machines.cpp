@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -279,6 +280,28 @@ TEST(ShippedMachines, LassenScalesTo512Gpus) {
   EXPECT_EQ(far.devices().back(), t.gpus().back());
   const RingSet rings = find_rings(t);
   for (const auto& ring : rings.rings) EXPECT_EQ(ring.size(), 512u);
+}
+
+// A Sierra node's GPUs close no NVLink ring, and NCCL 2.3 gives each inter-node ring a NIC of its
+// own (net.cu netGetRings): over two nodes the job runs the declaration-order ring, which leaves
+// each node from GPU 3 through socket 1's NIC, and its reverse, which leaves from GPU 0 through
+// socket 0's. Within one node, or without a router to say where a chain leaves, one ring.
+TEST(ShippedMachines, LassenRunsOneRingPerNicAcrossNodes) {
+  const Topology t = load("lassen", {"cluster.nodes=2"});
+  const Router router(t, t.default_routing());
+  const RingSet rings = find_rings(t, 32, 0, 2, &router);
+  EXPECT_FALSE(rings.over_nvlink);
+  ASSERT_EQ(rings.rings.size(), 2u);
+  std::set<int> exit_rails;
+  for (const auto& ring : rings.rings) {
+    ASSERT_EQ(ring.size(), 8u);
+    exit_rails.insert(router.nearest_rail(ring[3]));  // node 0's last GPU before node 1
+  }
+  EXPECT_EQ(exit_rails, (std::set<int>{0, 1}));
+  EXPECT_EQ(rings.rings[1].front(), rings.rings[0][3]);  // the reversed order
+  EXPECT_EQ(find_rings(t, 32, 0, 1, &router).rings.size(), 1u);
+  EXPECT_EQ(find_rings(t, 32, 0, 2).rings.size(), 1u);
+  EXPECT_EQ(find_rings(t, 1, 0, 2, &router).rings.size(), 1u);  // max_rings holds
 }
 
 }  // namespace

@@ -116,7 +116,8 @@ class RingPacker {
 
 }  // namespace
 
-RingSet find_rings(const Topology& topology, int max_rings, int gpus_per_node, int nodes_used) {
+RingSet find_rings(const Topology& topology, int max_rings, int gpus_per_node, int nodes_used,
+                   const Router* router) {
   std::vector<int> node_gpus;  // node 0's GPUs, in declaration order
   for (int g : topology.gpus()) {
     if (topology.devices()[g].node == 0) node_gpus.push_back(g);
@@ -142,13 +143,24 @@ RingSet find_rings(const Topology& topology, int max_rings, int gpus_per_node, i
     node_rings = RingPacker(std::move(lanes), std::move(cycles), max_rings).run();
   }
   result.over_nvlink = !node_rings.empty();
+  const int nodes = nodes_used > 0 ? std::min(nodes_used, topology.nodes()) : topology.nodes();
   if (node_rings.empty()) {
     std::vector<int> in_order(n);
     std::iota(in_order.begin(), in_order.end(), 0);
-    node_rings.push_back(std::move(in_order));
+    node_rings.push_back(in_order);
+    // Across nodes, one ring per NIC: the reversed chain where it leaves through another rail.
+    if (router != nullptr && nodes > 1 && n > 1) {
+      const auto exit_rail = [&](const std::vector<int>& chain) {
+        return router->nearest_rail(node_gpus[static_cast<size_t>(chain.back())]);
+      };
+      std::vector<int> reversed(in_order.rbegin(), in_order.rend());
+      const int forward_rail = exit_rail(in_order), reversed_rail = exit_rail(reversed);
+      if (max_rings > 1 && forward_rail >= 0 && reversed_rail >= 0 && forward_rail != reversed_rail) {
+        node_rings.push_back(std::move(reversed));
+      }
+    }
   }
 
-  const int nodes = nodes_used > 0 ? std::min(nodes_used, topology.nodes()) : topology.nodes();
   const int stride = topology.fabric() ? topology.fabric()->devices_per_node : 0;
   for (const auto& node_ring : node_rings) {
     std::vector<int> ring;

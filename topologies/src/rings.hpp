@@ -8,11 +8,16 @@
 // Where NVLinks close no ring (PCIe-only machines, Sierra's two NVLink islands), one ring in
 // declaration order is used; its hops follow the routes of the chosen routing mode. In a cluster
 // each node's ring is opened into a chain and the chains are joined node after node, as NCCL
-// joins its intra-node chains through the network.
+// joins its intra-node chains through the network. A job over several nodes of such a machine
+// takes one ring per NIC it can leave through: NCCL 2.3's netGetRings gives every inter-node ring
+// a NIC of its own (`cardUsed`, src/transport/net.cu:131-175 at v2.3.7-1), so a node with two
+// NICs runs two rings, one through each. gpuscale adds the reversed order, whose chain leaves the
+// node from its other end, where that end's nearest NIC is another rail's (`router`).
 #pragma once
 
 #include <vector>
 
+#include "topologies/src/routing.hpp"
 #include "topologies/src/topology.hpp"
 
 namespace gpuscale::topo {
@@ -23,8 +28,9 @@ struct RingSet {
 };
 
 // Rings over the first `gpus_per_node` GPUs of each of the first `nodes` nodes (0: all), the
-// GPUs a job of fewer GPUs than the machine holds runs on.
+// GPUs a job of fewer GPUs than the machine holds runs on. `router`, if given, picks the NIC each
+// chain leaves its node through (one ring per NIC where NVLinks close no ring, above).
 RingSet find_rings(const Topology& topology, int max_rings = 32, int gpus_per_node = 0,
-                   int nodes = 0);
+                   int nodes = 0, const Router* router = nullptr);
 
 }  // namespace gpuscale::topo

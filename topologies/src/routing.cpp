@@ -249,23 +249,31 @@ Route Router::route_in_node(int src, int dst) const {
   return route;
 }
 
-Route Router::network_route(int src, int dst) const {
+std::pair<int, Leg> Router::nearest_nic(int local_gpu) const {
   const Fabric& fabric = *topology_.fabric();
-  const int src_node = node_of(src), dst_node = node_of(dst);
-  // The source GPU's nearest NIC picks the rail; the copy stays on that rail's plane.
-  int rail = -1;
-  Leg to_nic;
+  std::pair<int, Leg> nearest{-1, {}};
   double best = std::numeric_limits<double>::infinity();
   for (std::size_t r = 0; r < fabric.rail_nic.size(); ++r) {
-    Leg leg = cut_through(local(src), fabric.rail_nic[r], true);
+    Leg leg = cut_through(local_gpu, fabric.rail_nic[r], true);
     if (leg.devices.empty()) continue;
     const double cost = leg.latency(topology_).value + 1e6 / leg.bandwidth(topology_).value;
     if (cost < best) {
       best = cost;
-      rail = static_cast<int>(r);
-      to_nic = std::move(leg);
+      nearest = {static_cast<int>(r), std::move(leg)};
     }
   }
+  return nearest;
+}
+
+int Router::nearest_rail(int gpu) const {
+  return topology_.fabric() ? nearest_nic(local(gpu)).first : -1;
+}
+
+Route Router::network_route(int src, int dst) const {
+  const Fabric& fabric = *topology_.fabric();
+  const int src_node = node_of(src), dst_node = node_of(dst);
+  // The source GPU's nearest NIC picks the rail; the copy stays on that rail's plane.
+  auto [rail, to_nic] = nearest_nic(local(src));
   const Device& s = topology_.devices()[src];
   if (rail < 0) {
     throw ConfigError(s.origin, fmt::format("{} reaches no NIC of its node (link it to a NIC "

@@ -66,8 +66,13 @@ class Router {
   // Checks that every GPU reaches every other (for a cluster: every pair within a node, and
   // each node's GPUs to another node's). Throws ConfigError for the first pair without a route.
   void check_all_pairs() const;
+  // The rail whose NIC a GPU of a cluster reaches at the least cost: its network routes leave
+  // through it. -1 where the machine has no fabric or the GPU reaches no NIC.
+  int nearest_rail(int gpu) const;
 
  private:
+  // The rail of nearest_rail and the leg from the GPU (a node-0 template index) to its NIC.
+  std::pair<int, Leg> nearest_nic(int local_gpu) const;
   Route route_in_node(int src, int dst) const;  // both in node 0 (template indices)
   Route network_route(int src, int dst) const;
   Leg cut_through(int src, int dst, bool allow_nvlink) const;  // empty if none
