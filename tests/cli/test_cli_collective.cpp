@@ -141,8 +141,8 @@ TEST(CliCollective, IdealAlltoallOnDirectLinksIsTheSlowestPair) {
 // (8 x 1.969 GB/s x 0.76; sierra-node.yaml).
 TEST(CliCollective, IdealRingAllreduceAcrossLassenNodesUsesBothRails) {
   const double two_ports_Bps = 2 * std::min(12.5e9 * 0.98, 8 * 1.969e9 * 0.76);
-  const auto results =
-      collective_json("--topology lassen --set cluster.nodes=2 --gpus 8 --bytes 1GiB --protocol ideal");
+  const auto results = collective_json(
+      "--topology lassen --set cluster.nodes=2 --gpus 8 --bytes 1GiB --protocol ideal");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_NEAR(results[0]["busbw_Bps"].get<double>() / two_ports_Bps, 1.0, 0.01) << results.dump();
 }

@@ -54,7 +54,8 @@ const std::map<std::string, Expected>& expected_params() {
       {"resnet-101", {44549160, "torchvision resnet101 documentation"}},
       // MLPerf Inference's 1200x1200 SSD-ResNet34 has the training network's layers (only strides
       // differ); no count of the 300x300 network itself is published. Ours 19,972,534, -0.43%.
-      {"ssd-resnet34", {20.058e6, "OpenVINO Open Model Zoo ssd-resnet34-1200-onnx: MParams 20.058"}},
+      {"ssd-resnet34",
+       {20.058e6, "OpenVINO Open Model Zoo ssd-resnet34-1200-onnx: MParams 20.058"}},
       {"resnet-152", {60192808, "torchvision resnet152 documentation"}},
       // For MLPerf's vocabulary of 33,708 (Vaswani et al.'s 213M is for 37K): ours 210,804,736.
       {"transformer-big", {210808832, "MLBench blog 2020-10-02, NLP translation tasks: "

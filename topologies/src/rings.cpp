@@ -155,7 +155,9 @@ RingSet find_rings(const Topology& topology, int max_rings, int gpus_per_node, i
       };
       std::vector<int> reversed(in_order.rbegin(), in_order.rend());
       const int forward_rail = exit_rail(in_order), reversed_rail = exit_rail(reversed);
-      if (max_rings > 1 && forward_rail >= 0 && reversed_rail >= 0 && forward_rail != reversed_rail) {
+      const bool another_rail =
+          forward_rail >= 0 && reversed_rail >= 0 && forward_rail != reversed_rail;
+      if (max_rings > 1 && another_rail) {
         node_rings.push_back(std::move(reversed));
       }
     }
