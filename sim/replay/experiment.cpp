@@ -40,10 +40,12 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
   const double per_iteration = samples_per_iteration(e, c);
   const double iterations = std::ceil(static_cast<double>(images) / per_iteration);
 
-  const auto parts = wl::estimate_memory(
-      w, costs, inputs.framework,
+  wl::MemoryOptions memory =
       memory_options_of(inputs.framework, c.comm, c.gpus, c.batch,
-                        inputs.setup.allreduce.buffer.value, workspace_of(inputs.compute, w)));
+                        inputs.setup.allreduce.buffer.value, workspace_of(inputs.compute, w));
+  memory.halo_elements_per_sample =
+      wl::kept_halo_elements_per_sample(inputs.setup.spatial_exchanges);
+  const auto parts = wl::estimate_memory(w, costs, inputs.framework, memory);
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
   double gpu_memory = std::numeric_limits<double>::infinity();

@@ -107,6 +107,15 @@ TEST(MemoryModel, WorkspaceIsWhatTheComputeModelPlansAtTheBatch) {
                    estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 1})[0].total());
 }
 
+// Spatial parallelism: the halos a GPU keeps until backward are activations, per sample.
+TEST(MemoryModel, KeptHalosCountWithTheActivationsPerSample) {
+  const Fixture x;
+  MemoryOptions o{.batch = 3, .gpus = 1};
+  const double without = estimate_memory(x.w, x.c, x.f, o)[0].activations;
+  o.halo_elements_per_sample = 1000;
+  EXPECT_DOUBLE_EQ(estimate_memory(x.w, x.c, x.f, o)[0].activations - without, 3 * 1000 * 4.0);
+}
+
 TEST(MemoryModel, P2pReducersHoldCopiesOfTheirKeys) {
   const Fixture x;
   const int n = 8;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/support/test_support.hpp"
 #include "workloads/src/spatial_partition.hpp"
@@ -132,6 +133,25 @@ TEST(SpatialPartition, AStridedWindowReachesPaddingBeforeAndKernelLessStrideLess
   EXPECT_DOUBLE_EQ(received_from(lower[1].backward_data, -1, 0), 2.0 * 32 * 4);
   // The upper block's last ceil(2 / 2) = 1 of its 16 output rows wait for the halo.
   EXPECT_DOUBLE_EQ(upper[1].forward.interior_fraction, 15.0 / 16);
+}
+
+// Each member keeps the halos its convolutions received in forward (their backward-weights read
+// the input block again, halo included), not the group's sums: on a 2x2 grid of 64x64 samples a
+// 3x3 convolution of C channels brings C (32 + 32 + 1) to every member.
+TEST(SpatialPartition, AMemberKeepsItsForwardHalosButNotTheGroupSums) {
+  const Workload whole = model("  - conv: {filters: 16, kernel: 3, pad: 1}\n"
+                               "  - conv: {filters: 32, kernel: 3, pad: 1}\n"
+                               "  - batchnorm\n"
+                               "  - pool: {kind: avg, global: true}\n");
+  const SpatialSplit split = spatial_split(4);
+  const Workload shard = spatial_shard(whole, split);
+  std::vector<std::vector<SpatialLayer>> members;
+  for (int m = 0; m < 4; ++m) {
+    members.push_back(spatial_exchanges(whole, shard, split, m / 2, m % 2));
+  }
+  EXPECT_DOUBLE_EQ(kept_halo_elements_per_sample(members), (8.0 + 16.0) * (32 + 32 + 1));
+  const std::vector<SpatialLayer> alone = spatial_exchanges(whole, whole, spatial_split(1), 0, 0);
+  EXPECT_DOUBLE_EQ(kept_halo_elements_per_sample({alone}), 0);
 }
 
 TEST(SpatialPartition, BatchNormAndGlobalPoolsSumOverTheGroup) {

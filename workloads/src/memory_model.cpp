@@ -34,7 +34,8 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
   common.context = f.context.value.value;
   common.weights = param_bytes;
   common.gradients = param_bytes;
-  common.activations = activation_bytes_per_sample(w, costs, f) * o.batch;
+  common.activations =
+      (activation_bytes_per_sample(w, costs, f) + o.halo_elements_per_sample * element) * o.batch;
   common.workspace = o.workspace_bytes ? o.workspace_bytes(o.batch) : 0;
   // On one GPU MXNet uses no kvstore (python/mxnet/model.py _create_kvstore) and updates locally.
   const bool kvstore = o.gpus > 1 && o.exchange != ExchangeLayout::Allreduce;

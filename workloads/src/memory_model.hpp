@@ -26,7 +26,10 @@ struct MemoryOptions {
   double fusion_buffer_bytes = 0;  // Allreduce with tensor fusion: the buffer in use
   // The cuDNN workspace at a per-GPU batch, as the compute model plans the convolutions'
   // algorithms (sim::workspace_of); none: no workspace.
-  std::function<double(int batch)> workspace_bytes;
+  std::function<double(int batch)> workspace_bytes{};
+  // Spatial parallelism: the halo elements per sample a GPU keeps with its blocks until
+  // backward (kept_halo_elements_per_sample); they count with the activations.
+  double halo_elements_per_sample = 0;
 };
 
 // Bytes per part on one GPU.

@@ -162,4 +162,17 @@ std::vector<SpatialLayer> spatial_exchanges(const Workload& whole, const Workloa
   return plan;
 }
 
+double kept_halo_elements_per_sample(const std::vector<std::vector<SpatialLayer>>& members) {
+  double fullest = 0;
+  for (const std::vector<SpatialLayer>& member : members) {
+    double kept = 0;
+    for (const SpatialLayer& layer : member) {
+      if (layer.forward.group_reduction) continue;
+      for (const HaloTransfer& h : layer.forward.receives) kept += h.elements_per_sample;
+    }
+    fullest = std::max(fullest, kept);
+  }
+  return fullest;
+}
+
 }  // namespace gpuscale::wl

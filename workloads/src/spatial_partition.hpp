@@ -68,4 +68,9 @@ struct SpatialLayer {
 std::vector<SpatialLayer> spatial_exchanges(const Workload& whole, const Workload& shard,
                                             const SpatialSplit& split, int row, int col);
 
+// The halo elements per sample that the fullest member of a group (`members`: spatial_exchanges
+// of each) keeps until backward: every halo its forward passes receive, since a convolution's
+// backward-weights reads its input block again, halo included. Group sums are not kept.
+double kept_halo_elements_per_sample(const std::vector<std::vector<SpatialLayer>>& members);
+
 }  // namespace gpuscale::wl
