@@ -5,26 +5,28 @@
 // the copy kernel, so there are no Reduce ops. Allreduce takes 2(p-1) steps (reduce-scatter, then
 // allgather), each moving S/(pC) per edge. With many chunks in flight the ring runs as a pipeline:
 // after a fill of 2(p-1) hops every edge streams at its own pace, so channel c is one flow per
-// ring edge carrying 2(p-1)/p * S/C * wire_ratio bytes that pays 2(p-1) times the mean route
-// latency of the ring's edges (a chunk crosses 2(p-1) edges in turn: Op::pipeline), after a
-// Delay of the protocol latency of NCCL's model (tuning.cc):
-//   T = [base + (2(p-1) - 2(n-1)) hop_intra + 2(n-1) hop_inter] + 2(p-1) alpha
+// ring edge carrying 2(p-1)/p * S/C * wire_ratio bytes, after a Delay of the protocol latency of
+// NCCL's model (tuning.cc). NCCL's hop latency h is its measure of a whole hop, wire included, so
+// a step costs the larger of h and the ring's mean route latency alpha (a chunk crosses 2(p-1)
+// edges in turn: Op::pipeline); the flows pay only alpha's excess:
+//   T = [base + (2(p-1) - 2(n-1)) hop_intra + 2(n-1) hop_inter] + 2(p-1) max(0, alpha - h)
 //       + 2(p-1)/p * S * wire_ratio / (C B)
-// on C contention-free channels of bandwidth B and mean route latency alpha, n nodes. Contention
-// between channels sharing a link is the replay's business. O(C p) ops.
+// on C contention-free channels of bandwidth B, n nodes, h the Delay's hop part over its steps.
+// Contention between channels sharing a link is the replay's business. O(C p) ops.
 //
 // Allgather and reducescatter are the two halves of that ring (NCCL's all_gather.h and
 // reduce_scatter.h run p-1 of its steps), S the gathered output or the scattered input
 // (request.hpp): per channel one flow per edge of (p-1)/p * S/C * wire_ratio, latency paid p-1
 // times, after NCCL's latency for p-1 steps, n-1 of them inter-node:
-//   T = [base + (p-1 - (n-1)) hop_intra + (n-1) hop_inter] + (p-1) alpha
+//   T = [base + (p-1 - (n-1)) hop_intra + (n-1) hop_inter] + (p-1) max(0, alpha - h)
 //       + (p-1)/p * S * wire_ratio / (C B)
 // so that allgather + reducescatter is the allreduce plus one base latency.
 //
 // Reduce (broadcast): per channel a chain along the ring ending (starting) at the root, p-1 edges
-// each carrying S/C * wire_ratio, the chain's mean latency paid p-1 times (NCCL's
-// PipelineTo/PipelineFrom):
-//   T = [base + (p-1 - (n-1)) hop_intra + (n-1) hop_inter] + (p-1) alpha + S wire_ratio / (C B).
+// each carrying S/C * wire_ratio, p-1 steps of the larger of h and the chain's mean latency
+// (NCCL's PipelineTo/PipelineFrom):
+//   T = [base + (p-1 - (n-1)) hop_intra + (n-1) hop_inter] + (p-1) max(0, alpha - h)
+//       + S wire_ratio / (C B).
 //
 // All-to-all: NCCL has no all-to-all collective before 2.28 (ncclAlltoAll); nccl-tests'
 // alltoall.cu (AlltoAllRunColl) then issues, inside one ncclGroupStart/End, an ncclSend and an
@@ -85,8 +87,9 @@ void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r) {
   const std::vector<int> start = b.gate(r.protocol.ring_latency_s(s.steps, s.inter_steps), {});
   const auto rings = channel_rings(r);
   const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
+  const double paid_per_step = mean_hop_latency_s(r.protocol, s);
   for (const auto& ring : rings) {
-    const int pipeline = b.new_pipeline(mean_hop_latency_s(r.protocol, s));
+    const int pipeline = b.new_pipeline(paid_per_step);
     for (int i = 0; i < p; ++i) {
       b.transfer(ring[i], ring[(i + 1) % p], bytes, s.steps, start, pipeline);
     }

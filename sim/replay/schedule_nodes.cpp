@@ -50,7 +50,6 @@ const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
   return it->second;
 }
 
-
 std::map<int, double> ScheduleCompiler::pipeline_latencies(const coll::Schedule& schedule) {
   std::map<int, std::pair<double, int>> sums;  // pipeline -> (route latencies, flows)
   for (const coll::Op& op : schedule.ops) {
