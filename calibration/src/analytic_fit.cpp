@@ -113,12 +113,13 @@ ConvPrecisionParams params_at(const std::vector<double>& x, ConvPrecisionParams 
     p.winograd_efficiency = fraction(x[6]);
     p.winograd_fixed_cost = {std::exp(x[7]) * 1e-6};
     p.winograd_fused_efficiency = fraction(x[8]);
+    p.winograd_5x5_efficiency = fraction(x[9]);
   }
   return p;
 }
 
-// The Winograd constants (non-fused efficiency and fixed cost, fused efficiency) come together:
-// a precision that runs Winograd runs both variants.
+// The Winograd constants (non-fused 3x3 efficiency and fixed cost, fused efficiency, non-fused
+// 5x5 efficiency) come together: a precision that runs Winograd runs every variant.
 std::vector<double> start_at(double efficiency, double fixed_us, double epilogue, double memory,
                              double winograd, double winograd_fixed_us, bool has_winograd) {
   std::vector<double> x{logit(efficiency),  logit(efficiency),  logit(efficiency),
@@ -126,6 +127,7 @@ std::vector<double> start_at(double efficiency, double fixed_us, double epilogue
   if (has_winograd) {
     x.push_back(logit(winograd));
     x.push_back(std::log(winograd_fixed_us));
+    x.push_back(logit(winograd));
     x.push_back(logit(winograd));
   }
   return x;

@@ -53,9 +53,9 @@ double fit_gemm_memory_efficiency(const DeepBenchResults& results,
 
 // Fits the constants of `start` that the model uses (gemm efficiencies per pass, fixed cost,
 // epilogue, memory efficiency; where `start` has a winograd_efficiency, the non-fused Winograd
-// efficiency and fixed cost and the fused Winograd efficiency) on the calls not held out, timed
-// as DeepBench ran them: FP32 with cuDNN's Find, any algorithm, any workspace; FP16 forced to
-// implicit GEMM. `start.channel_multiple` and the tiles are kept.
+// efficiencies (3x3, 5x5) and fixed cost and the fused Winograd efficiency) on the calls not
+// held out, timed as DeepBench ran them: FP32 with cuDNN's Find, any algorithm, any workspace;
+// FP16 forced to implicit GEMM. `start.channel_multiple` and the tiles are kept.
 compute::ConvPrecisionParams fit_conv_precision(const std::vector<ConvCall>& calls,
                                                 const compute::GpuSpec& gpu,
                                                 const compute::ConvModelParams& model,

@@ -125,9 +125,14 @@ WinogradWork winograd_work(const ConvShape& s, TrainingPass pass, double m) {
   return v;
 }
 
-// Non-fused: F(4x4, 3x3) or F(2x2, 5x5), alpha = 6 in both.
+// Non-fused: F(4x4, 3x3) (alpha = 6) or F(5x5, 5x5) (alpha = 9: cuDNN's 5x5 kernels are
+// winogradForwardData9x9_5x5, winogradForwardFilter9x9_5x5 and winogradForwardOutput9x9_5x5).
 WinogradWork nonfused_winograd_work(const ConvShape& s, TrainingPass pass) {
-  return winograd_work(s, pass, s.filter_height == 3 ? 4 : 2);
+  return winograd_work(s, pass, s.filter_height == 3 ? 4 : 5);
+}
+
+double nonfused_winograd_efficiency(const ConvShape& s, const ConvPrecisionParams& pp) {
+  return s.filter_height == 3 ? *pp.winograd_efficiency : *pp.winograd_5x5_efficiency;
 }
 
 // The transformed input, filters and output, each written by one kernel and read by the next.
@@ -147,7 +152,7 @@ Seconds winograd_time(const GpuSpec& gpu, const ConvModelParams& params,
   const WinogradWork v = nonfused_winograd_work(s, pass);
   const double compute_s =
       tiled_gemm_seconds(gpu, params, v.alpha2, v.tiles, v.out, v.in,
-                         gpu.peak(precision).value * *pp.winograd_efficiency, false);
+                         gpu.peak(precision).value * nonfused_winograd_efficiency(s, pp), false);
   const double bytes =
       bytes_per_element(precision) * (plain_elements(s) + 2 * winograd_transformed_elements(v));
   const double memory_s = bytes / (gpu.copy_bandwidth().value * pp.memory_efficiency);

@@ -18,11 +18,12 @@
 //     u = tiles / (waves x SMs); F = 2 M' N' R over the tiled M', N'; bytes = input + filters +
 //     output, once.
 //   Winograd (FP32, stride 1, 3x3 or 5x5 filters, one group; cuDNN's WINOGRAD_NONFUSED):
-//     input, filters and output go through F(m x m, r x r) transforms (m = 4 for 3x3, 2 for 5x5;
-//     alpha = m + r - 1 = 6) written to and read from memory, and the product is alpha^2 GEMMs:
+//     input, filters and output go through F(m x m, r x r) transforms (F(4x4, 3x3), alpha = 6;
+//     F(5x5, 5x5), alpha = 9, the 9x9 tiles of cuDNN's winogradForwardData9x9_5x5 kernels)
+//     written to and read from memory, and the product is alpha^2 GEMMs:
 //       t = launch + fixed_cost + 2 alpha^2 N T C K / (peak e u) + transformed bytes / (bw m)
-//     T = ceil(P/m) ceil(Q/m) tiles per image, its GEMMs tiled as implicit GEMM's; its
-//     workspace holds the transformed tensors.
+//     T = ceil(P/m) ceil(Q/m) tiles per image, its GEMMs tiled as implicit GEMM's, e the 3x3 or
+//     the 5x5 efficiency; its workspace holds the transformed tensors.
 //   Fused Winograd (FP32, stride 1, 3x3 filters, one group, forward and backward-data;
 //     cuDNN's WINOGRAD): F(2x2, 3x3), alpha^2 = 16, in one kernel that keeps the transformed
 //     tiles in registers: an implicit GEMM of T x Co outputs reducing over 16 Ci, timed as
@@ -82,6 +83,9 @@ struct ConvPrecisionParams {
   double epilogue_steps = 0;      // a tile's fixed work, in reduction steps
   double memory_efficiency = 1;   // achieved / the GPU's copy bandwidth
   std::optional<double> winograd_efficiency;  // absent: the precision runs no Winograd
+  // F(5x5, 5x5)'s GEMMs, each over 81 transformed points of 9x9 tiles: a kernel family of its
+  // own, fitted apart from F(4x4, 3x3)'s; present whenever winograd_efficiency is.
+  std::optional<double> winograd_5x5_efficiency;
   Seconds winograd_fixed_cost;
   std::optional<double> winograd_fused_efficiency;  // absent: no fused F(2x2, 3x3) Winograd
   // Tensor Cores take channels in multiples of this; cuDNN 7 pads C and K up to it (1: none).

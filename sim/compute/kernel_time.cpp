@@ -26,7 +26,8 @@ double read_fraction(MapReader& r, const std::string& key, const std::string& wh
 ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::string& what) {
   MapReader r(node, what,
               {"gemm_efficiency", "gemm_fixed_cost", "epilogue_steps", "memory_efficiency",
-               "winograd_efficiency", "winograd_fixed_cost", "winograd_fused_efficiency",
+               "winograd_efficiency", "winograd_5x5_efficiency", "winograd_fixed_cost",
+               "winograd_fused_efficiency",
                "channel_multiple", "channel_slice"});
   ConvPrecisionParams p;
   MapReader passes(r.require("gemm_efficiency", "{forward: 0.9, backward_data: 0.9, "
@@ -44,6 +45,8 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
   if (auto w = r.find("winograd_efficiency")) {
     p.winograd_efficiency =
         read_number(*w, what + " winograd_efficiency", 0.01, kMaxComputeEfficiency);
+    p.winograd_5x5_efficiency = read_fraction(r, "winograd_5x5_efficiency", what,
+                                              kMaxComputeEfficiency);
     p.winograd_fixed_cost =
         read_seconds(r.require("winograd_fixed_cost", "10 us"), what + " winograd_fixed_cost");
   }

@@ -132,6 +132,7 @@ ConvModelParams toy_conv_params() {
   p.epilogue_steps = 2;
   p.memory_efficiency = 1;
   p.winograd_efficiency = 0.5;
+  p.winograd_5x5_efficiency = 0.25;
   p.winograd_fixed_cost = {2e-6};
   c.precision.fill(p);
   return c;
@@ -224,6 +225,42 @@ TEST(ConvModel, WinogradRunsOnlyStrideOneThreeOrFiveFiltersAndFitsTheWorkspaceLi
   // Tensor Cores: DeepBench's FP16 runs were implicit GEMM only, so are the tensor constants.
   EXPECT_FALSE(conv_algorithm_time(v100, a.conv, a.launch_overhead, s, TrainingPass::forward,
                                    Precision::tensor, ConvAlgorithm::winograd));
+}
+
+// cuDNN's 5x5 non-fused kernels work on 9x9 tiles (winogradForwardData9x9_5x5): F(5x5, 5x5), at
+// an efficiency of its own. AlexNet's conv2 (96 -> 256 on 26x26, 5x5 pad 2) then fits MXNet's
+// 1 GiB workspace up to batch 256 and not at 512, as MXNet's one-V100 throughput says.
+TEST(ConvModel, FiveByFiveWinogradIsFiveByFiveOutputTilesOfNineByNinePoints) {
+  ConvShape s;
+  s.in_channels = 96;
+  s.out_channels = 256;
+  s.in_height = s.in_width = 26;
+  s.filter_height = s.filter_width = 5;
+  s.pad_height = s.pad_width = 2;
+  const double mib_1024 = 1024.0 * 1024 * 1024;
+  for (long batch : {128L, 256L, 512L}) {
+    s.batch = batch;
+    const double tiles = batch * 6.0 * 6.0;  // ceil(26 / 5) = 6 tiles a side
+    const double workspace =
+        conv_workspace_bytes(s, TrainingPass::forward, Precision::fp32, ConvAlgorithm::winograd);
+    EXPECT_DOUBLE_EQ(workspace, 4.0 * 81 * (tiles * 96 + 96 * 256 + tiles * 256));
+    EXPECT_EQ(workspace <= mib_1024, batch <= 256) << batch;
+  }
+  // On the toy GPU (4 SMs, 2x2 tiles): one image of 9x9, 1 -> 1 channel, a 5x5 output, so one
+  // 9x9 tile, 81 GEMMs of 1 x 1 over 1 channel, each a whole 2x2 tile, in ceil(81 / 4) = 21
+  // waves, at winograd_5x5_efficiency (0.25, where F(4x4, 3x3) runs at 0.5).
+  const GpuSpec gpu = toy_conv_gpu();
+  ConvShape one;
+  one.in_height = one.in_width = 9;
+  one.filter_height = one.filter_width = 5;
+  const auto t = conv_algorithm_time(gpu, toy_conv_params(), Seconds{0}, one,
+                                     TrainingPass::forward, Precision::fp32,
+                                     ConvAlgorithm::winograd);
+  ASSERT_TRUE(t);
+  const double gemm = 21 * (2.0 * 2 * 2 * 1) / (gpu.peak_fp32.value * 0.25 / 4);
+  const double bytes = 4.0 * ((81 + 25) + 2 * 81 * (1 + 1 + 1));
+  const double expected = 2e-6 + gemm + bytes / gpu.copy_bandwidth().value;
+  EXPECT_NEAR(t->value, expected, 1e-9 * expected);
 }
 
 // cuDNN's fused WINOGRAD: F(2x2, 3x3) in one kernel, 3x3 stride 1, no backward-filter variant.
@@ -544,6 +581,11 @@ void expect_conv_constants(const ConvPrecisionParams& shipped, const ConvPrecisi
                 *fitted.winograd_fused_efficiency);
     expect_close(*shipped.winograd_fused_efficiency, *fitted.winograd_fused_efficiency,
                  precision + " winograd_fused");
+    ASSERT_TRUE(shipped.winograd_5x5_efficiency && fitted.winograd_5x5_efficiency);
+    std::printf("convolution %-6s winograd_5x5_efficiency %.3f\n", precision.c_str(),
+                *fitted.winograd_5x5_efficiency);
+    expect_close(*shipped.winograd_5x5_efficiency, *fitted.winograd_5x5_efficiency,
+                 precision + " winograd_5x5");
   }
 }
 
