@@ -237,14 +237,14 @@ TEST(ConvModel, FiveByFiveWinogradIsFiveByFiveOutputTilesOfNineByNinePoints) {
   s.in_height = s.in_width = 26;
   s.filter_height = s.filter_width = 5;
   s.pad_height = s.pad_width = 2;
-  const double mib_1024 = 1024.0 * 1024 * 1024;
+  const double one_gib = 1024.0 * 1024 * 1024;  // MXNet's default workspace limit
   for (long batch : {128L, 256L, 512L}) {
     s.batch = batch;
     const double tiles = batch * 6.0 * 6.0;  // ceil(26 / 5) = 6 tiles a side
     const double workspace =
         conv_workspace_bytes(s, TrainingPass::forward, Precision::fp32, ConvAlgorithm::winograd);
     EXPECT_DOUBLE_EQ(workspace, 4.0 * 81 * (tiles * 96 + 96 * 256 + tiles * 256));
-    EXPECT_EQ(workspace <= mib_1024, batch <= 256) << batch;
+    EXPECT_EQ(workspace <= one_gib, batch <= 256) << batch;
   }
   // On the toy GPU (4 SMs, 2x2 tiles): one image of 9x9, 1 -> 1 channel, a 5x5 output, so one
   // 9x9 tile, 81 GEMMs of 1 x 1 over 1 channel, each a whole 2x2 tile, in ceil(81 / 4) = 21
