@@ -27,8 +27,7 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
   MapReader r(node, what,
               {"gemm_efficiency", "gemm_fixed_cost", "epilogue_steps", "memory_efficiency",
                "winograd_efficiency", "winograd_5x5_efficiency", "winograd_fixed_cost",
-               "winograd_fused_efficiency",
-               "channel_multiple", "channel_slice"});
+               "winograd_fused_efficiency", "channel_multiple", "channel_slice"});
   ConvPrecisionParams p;
   MapReader passes(r.require("gemm_efficiency", "{forward: 0.9, backward_data: 0.9, "
                                                 "backward_weights: 0.6}"),

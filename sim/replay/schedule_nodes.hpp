@@ -2,7 +2,8 @@
 // follows the route between its two ranks' GPUs (store-and-forward legs in order, then
 // latency_steps - 1 more route latencies, or for a pipeline's flow latency_steps of the
 // pipeline's mean route latency beyond what the schedule paid per step, less its own), each
-// Reduce is GPU time on its rank, each Delay a timer. One piece serves the training replay and single collectives alike.
+// Reduce is GPU time on its rank, each Delay a timer. One piece serves the training replay and
+// single collectives alike.
 #pragma once
 
 #include <functional>
