@@ -24,20 +24,23 @@ struct GemmView {
 
 // Backward-data computes the input gradient at every input position from the filter taps that
 // can reach it: with a stride s, ceil(R / s) x ceil(S / s) of them, a count the kernel's loop
-// runs for every position alike (it does not skip the positions no tap reaches: DeepBench's
-// strided 1x1 backward-data rows take as long as their stride-1 twins of the same input size).
+// runs for every position alike (it does not skip the positions no tap reaches: skipping them
+// in FP32 too makes the fit of DeepBench's FP32 rows worse, median |error| 0.106 -> 0.110 on
+// the fitting half). The exception is `skips_unreached`: cuDNN 7's Tensor Core kernel for 1x1
+// filters at stride 2x2 (below) computes only the N P Q positions a tap reaches.
 // A kernel's main loop walks the filter taps and, per tap, the channels in slices of
 // `channel_slice`, so the reduced (forward, backward-weights) or gathered (backward-data)
 // channels count as whole slices.
 GemmView gemm_view(double n, double c, double h, double w, double k, double r, double s, double p,
-                   double q, double taps, long channel_slice, TrainingPass pass) {
+                   double q, double taps, long channel_slice, TrainingPass pass,
+                   bool skips_unreached) {
   const double sliced_c = round_up(static_cast<long>(c), channel_slice);
   const double sliced_k = round_up(static_cast<long>(k), channel_slice);
   switch (pass) {
     case TrainingPass::forward:
       return {n * p * q, k, sliced_c * r * s};
     case TrainingPass::backward_data:
-      return {n * h * w, c, sliced_k * taps};
+      return {skips_unreached ? n * p * q : n * h * w, c, sliced_k * taps};
     case TrainingPass::backward_weights:
       return {k, sliced_c * r * s, n * p * q};
   }
@@ -77,6 +80,17 @@ double tiled_gemm_seconds(const GpuSpec& gpu, const ConvModelParams& params, dou
   return best;
 }
 
+// cuDNN 7 runs a 1x1, stride-2x2 backward-data on Tensor Cores with a kernel of its own,
+// dgrad_1x1_stride_2x2 (a name NVIDIA's profiler lists among Tensor Core kernels:
+// NVIDIA/PyProf pyprof/prof/tc.py, commit 7239fb6). [?] It computes only the positions a tap
+// reaches and writes zeros at the other three quarters: DeepBench's Tensor Core rows of these
+// shapes take 0.7-2.7x their forward, where every position would take 4x.
+bool strided_1x1_dgrad_kernel_runs(const ConvShape& s, TrainingPass pass, Precision precision) {
+  return precision == Precision::tensor && pass == TrainingPass::backward_data &&
+         s.filter_height == 1 && s.filter_width == 1 && s.stride_height == 2 &&
+         s.stride_width == 2;
+}
+
 Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
                            const ConvPrecisionParams& pp, Seconds launch, const ConvShape& s,
                            TrainingPass pass, Precision precision) {
@@ -87,7 +101,8 @@ Seconds implicit_gemm_time(const GpuSpec& gpu, const ConvModelParams& params,
   const double r = s.filter_height, sw = s.filter_width;
   const double p = s.out_height(), q = s.out_width();
   const double taps = ceil_div(r, s.stride_height) * ceil_div(sw, s.stride_width);
-  const GemmView v = gemm_view(n, c, h, w, k, r, sw, p, q, taps, pp.channel_slice, pass);
+  const GemmView v = gemm_view(n, c, h, w, k, r, sw, p, q, taps, pp.channel_slice, pass,
+                               strided_1x1_dgrad_kernel_runs(s, pass, precision));
   // Backward-weights has few outputs and a long reduction: cuDNN splits the reduction into as
   // many parts as keep one wave of blocks on the SMs, and the epilogue is paid once per split,
   // a negligible part of a long reduction.

@@ -8,11 +8,12 @@
 //     M = N P Q, N = K, R = C R S; backward-data: M = N H W, N = C,
 //     R = K ceil(R/stride) ceil(S/stride); backward-weights: M = K, N = C R S, R = N P Q, split
 //     over R into one wave; on Tensor Cores C, and K for backward-data, count in whole channel
-//     slices of `channel_slice`). Each thread block computes a whole tile of tile_m x tile_n
-//     outputs, so a GEMM pays for ceil(M / tile_m) tile_m x ceil(N / tile_n) tile_n outputs (tile
-//     quantisation), and tiles run in waves of one per SM, so a part-filled last wave costs a
-//     whole one (wave quantisation); cuDNN has kernels of several tiles and the GEMM runs the
-//     fastest:
+//     slices of `channel_slice`, and a 1x1 stride-2x2 backward-data has M = N P Q, the
+//     positions a tap reaches, as cuDNN's dgrad_1x1_stride_2x2 kernel computes it). Each thread
+//     block computes a whole tile of tile_m x tile_n outputs, so a GEMM pays for
+//     ceil(M / tile_m) tile_m x ceil(N / tile_n) tile_n outputs (tile quantisation), and tiles
+//     run in waves of one per SM, so a part-filled last wave costs a whole one (wave
+//     quantisation); cuDNN has kernels of several tiles and the GEMM runs the fastest:
 //       t = launch + fixed_cost
 //           + min over tiles of max(F (1 + epilogue_steps / R) / (peak e[pass] u), bytes / (bw m))
 //     u = tiles / (waves x SMs); F = 2 M' N' R over the tiled M', N'; bytes = input + filters +

@@ -189,6 +189,35 @@ TEST(ConvModel, AKernelTakesWholeChannelSlicesAtEveryFilterTap) {
   EXPECT_DOUBLE_EQ(forward(4), launch + 1e-6 + compute);
 }
 
+// cuDNN's dgrad_1x1_stride_2x2 Tensor Core kernel computes the N P Q positions a tap reaches;
+// FP32 kernels compute all N H W input positions.
+TEST(ConvModel, TensorCoreStrideTwoOneByOneBackwardDataComputesOnlyThePositionsATapReaches) {
+  ConvShape s;  // 128 images of 256 channels, 4x4, 256 filters of 1x1 at stride 2: output 2x2
+  s.batch = 128;
+  s.in_channels = s.out_channels = 256;
+  s.in_height = s.in_width = 4;
+  s.stride_height = s.stride_width = 2;
+  GpuSpec gpu = toy_conv_gpu();
+  gpu.peak_tensor = FlopsPerSecond{40e12};
+  const double launch = 5e-6;
+  auto backward_data = [&](Precision p) {
+    return conv_algorithm_time(gpu, toy_conv_params(), {launch}, s, TrainingPass::backward_data,
+                               p, ConvAlgorithm::implicit_gemm)
+        ->value;
+  };
+  // Blocks of 2 x 2 outputs reducing over R = K = 256; epilogue 1 + 2/256.
+  const double block_flops = 2.0 * 2 * 2 * 256, epilogue = 1 + 2.0 / 256;
+  // Tensor Cores: M = N P Q = 512, N = C = 256: 256 x 128 tiles, 8192 waves on 4 SMs.
+  const double tensor = 8192 * block_flops / (40e12 * 0.5 / 4) * epilogue;
+  // FP32: M = N H W = 2048: four times the tiles.
+  const double fp32 = 32768 * block_flops / (10e12 * 0.5 / 4) * epilogue;
+  const double elements = 128 * 256 * 16 + 256 * 256 + 128 * 256 * 4;  // dx, filters, dy
+  ASSERT_GT(tensor, 2 * elements / (1000e9 * 0.5));  // compute-bound in both precisions
+  ASSERT_GT(fp32, 4 * elements / (1000e9 * 0.5));
+  EXPECT_DOUBLE_EQ(backward_data(Precision::tensor), launch + 1e-6 + tensor);
+  EXPECT_DOUBLE_EQ(backward_data(Precision::fp32), launch + 1e-6 + fp32);
+}
+
 TEST(ConvModel, WinogradRunsOnlyStrideOneThreeOrFiveFiltersAndFitsTheWorkspaceLimit) {
   ConvShape s;  // 256 channels, 14x14, 3x3 pad 1, batch 16: a ResNet shape non-fused Winograd wins
   s.batch = 16;
@@ -675,7 +704,7 @@ TEST(DeepBench, HeldOutKernelTimesStayWithinTheirDocumentedError) {
   EXPECT_LE(fp32.median_abs, 0.20);
   EXPECT_LE(fp32.p90_abs, 0.50);
   EXPECT_LE(mixed.median_abs, 0.25);
-  EXPECT_LE(mixed.p90_abs, 0.65);
+  EXPECT_LE(mixed.p90_abs, 0.60);
   EXPECT_LE(gemm32.median_abs, 0.15);
   EXPECT_LE(gemm16.median_abs, 0.15);
 }
