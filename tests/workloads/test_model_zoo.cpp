@@ -32,6 +32,9 @@ const std::map<std::string, Expected>& expected_params() {
       // vocabulary is 32,320 (workloads/gnmt.yaml).
       {"gnmt", {160671297, "MLBench blog 2020-10-02, NLP translation tasks: GNMT 160,671,297"}},
       {"googlenet", {7.0e6, "Sze et al. 2017: GoogLeNet v1 7.0M"}},
+      // Ours is Megatron-LM's 174.6B (Narayanan et al. SC 2021 Table 1): a vocabulary of 51,200
+      // against GPT-2's 50,257, -0.22%.
+      {"gpt3-175b", {175.0e9, "Brown et al. 2020 Table 2.1: GPT-3 175B, 175.0B"}},
       {"googlenet-299", {7.0e6, "Sze et al. 2017: GoogLeNet v1 7.0M (global pool: as at 224)"}},
       {"inception-v3", {23.9e6, "Keras Applications table: InceptionV3 23.9M"}},
       // MXNet's example LeNet on 3x224x224 (no published count; derived by hand): conv1 20x3x5x5
@@ -39,6 +42,8 @@ const std::map<std::string, Expected>& expected_params() {
       // 70,225,500; fc2 500 x 1000 + 1000 = 501,000. Total 70,753,070.
       {"lenet", {70753070, "derived by hand from MXNet symbols/lenet.py on 224x224"}},
       {"lenet-5", {61706, "d2l.ai LeNet (LeNet-5 with a fully connected C3)"}},
+      // Ours is 6,738,681,856: RMSNorm's 6,738,415,616 and a bias per norm channel (+0.004%).
+      {"llama2-7b", {6.7e9, "Touvron et al. 2023, LLaMA Table 2: 6.7B"}},
       // Our stand-in for the spatial study's mesh model (no published count; by hand): conv
       // 18 -> 64 (10,432) and 6 convs 64 -> 64 (36,928 each), each with batch norm (128), then
       // conv 64 -> 2 (1,154): 234,050 at any input size.
@@ -139,6 +144,39 @@ TEST(ModelZoo, TransformerBigMacsAndSixNPerToken) {
   EXPECT_EQ(c.params, 210804736);
   const double per_token = (c.fwd_flops + c.bwd_flops) / t;
   EXPECT_NEAR(per_token / (6.0 * static_cast<double>(c.params)), 1.0, 0.1);
+}
+
+// GPT-3 175B on 2,048 tokens (l = 96 layers, h = 12288, V = 51,200): per layer 4 s h^2 + 2 s^2 h
+// (self-attention) + 2 s h 4h (MLP) multiply-adds, and s h V for the logits. Training is three
+// times the forward: Narayanan et al., SC 2021, eq. 3 counts 96 B s l h^2 (1 + s / 6h +
+// V / 16 l h) FLOPs per iteration with activation recomputation, one forward more than without:
+// 72 B s l h^2 (...) here. What the count leaves out (biases, layer norms, softmax, dropout,
+// residual adds) is within 0.2%.
+TEST(ModelZoo, Gpt3TrainingFlopsAreMegatronsCount) {
+  const WorkloadCosts c = compute_costs(load_workload("gpt3-175b"));
+  const double s = 2048, l = 96, h = 12288, vocab = 51200;
+  const double layer = 4 * s * h * h + 2 * s * s * h + 2 * s * h * 4 * h;
+  EXPECT_DOUBLE_EQ(c.fwd_macs, l * layer + s * h * vocab);
+  EXPECT_EQ(c.params, 174615846912);
+  const double megatron = 72 * s * l * h * h * (1 + s / (6 * h) + vocab / (16 * l * h));
+  EXPECT_NEAR((c.fwd_flops + c.bwd_flops) / megatron, 1.0, 0.002);
+  // Kaplan et al. 2020's 6 N per token, plus the attention scores' s / 6h.
+  const double per_token = (c.fwd_flops + c.bwd_flops) / s;
+  EXPECT_NEAR(per_token / (6.0 * static_cast<double>(c.params)), 1 + s / (6 * h), 0.005);
+}
+
+// Llama 2 7B on 4,096 tokens (l = 32, h = 4096, SwiGLU width f = 11008, V = 32,000): per layer
+// 4 s h^2 + 2 s^2 h (attention) + 3 s h f (gate, up, down) multiply-adds, and s h V for the
+// output layer; training about 6 N per token plus the attention scores' 2 s^2 h per layer.
+TEST(ModelZoo, Llama2TrainingFlopsAreSixNPerTokenAndTheScores) {
+  const WorkloadCosts c = compute_costs(load_workload("llama2-7b"));
+  const double s = 4096, l = 32, h = 4096, f = 11008, vocab = 32000;
+  const double layer = 4 * s * h * h + 2 * s * s * h + 3 * s * h * f;
+  EXPECT_DOUBLE_EQ(c.fwd_macs, l * layer + s * h * vocab);
+  EXPECT_EQ(c.params, 6738681856);
+  const double n_matmul = l * (4 * h * h + 3 * h * f) + h * vocab;  // what a token multiplies
+  const double expected = 6 * n_matmul * s + 6 * l * 2 * s * s * h;
+  EXPECT_NEAR((c.fwd_flops + c.bwd_flops) / expected, 1.0, 0.005);
 }
 
 // Mask R-CNN's RPN head runs on five levels with one set of weights; its parameters are counted

@@ -112,6 +112,19 @@ TEST(ShapeInference, PixelShuffleAndUpsample) {
   EXPECT_EQ(layer_named(w, "upsample1").output, (Shape{3, 192, 192}));
 }
 
+// SwiGLU: the gate and up projections as one conv of twice the hidden width, then glu.
+TEST(ShapeInference, GluHalvesTheChannels) {
+  const Workload w = load_text(model(
+      "  - conv: {filters: 12, kernel: 1}\n"
+      "  - glu\n"));
+  EXPECT_EQ(layer_named(w, "glu1").output, (Shape{6, 32, 32}));
+  const WorkloadCosts c = compute_costs(w);
+  const LayerCost& glu = c.layers.back();
+  EXPECT_EQ(glu.params, 0);
+  EXPECT_DOUBLE_EQ(glu.fwd_flops, 5.0 * 6 * 32 * 32);
+  EXPECT_DOUBLE_EQ(glu.bwd_data_flops, 7.0 * 6 * 32 * 32);
+}
+
 TEST(ShapeInference, FcFlattensItsInput) {
   const Workload w = load_text(model("  - fc: {outputs: 10}\n"));
   EXPECT_EQ(compute_costs(w).params, 3 * 32 * 32 * 10 + 10);

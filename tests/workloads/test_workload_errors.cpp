@@ -135,6 +135,9 @@ TEST(WorkloadErrors, BadValues) {
               HasSubstr("groups 4 must divide"));
   EXPECT_THAT(error_of(model("  - pixel_shuffle: {factor: 2}\n"), 5),
               HasSubstr("channels divisible by 4"));
+  EXPECT_THAT(error_of(model("  - glu\n"), 5),
+              HasSubstr("glu gates one half of its channels with the other and needs an even "
+                        "count, its input has 3"));
   EXPECT_THAT(error_of(model("  - relu\n", "precision: fp64\n"), 4),
               HasSubstr("unknown precision 'fp64'"));
   EXPECT_THAT(error_of("name: t\ndataset: imagenett\ninput: {channels: 3, height: 8, width: 8}\n"

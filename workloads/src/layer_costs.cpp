@@ -21,6 +21,9 @@ ElementwiseOps elementwise_ops(const Layer& layer) {
     case LayerType::BatchNorm:
     case LayerType::LayerNorm: return {7, 9, 3};
     case LayerType::Softmax: return {5, 1, 0};
+    // SwiGLU, a SiLU(a) b per output element: the sigmoid (3), a times it, times b; backward
+    // dA = dY b (s + a s (1 - s)) (6) and dB = dY SiLU(a) (1) [?].
+    case LayerType::Glu: return {5, 7, 0};
     case LayerType::Lrn: {
       const double n = layer.params.lrn_size;
       return {2 * n + 3, 3 * n + 4, 0};

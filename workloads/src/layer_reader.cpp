@@ -26,7 +26,7 @@ constexpr std::array kComputeTypes = {
     TypeName{LayerType::PixelShuffle, "pixel_shuffle"},
     TypeName{LayerType::Embedding, "embedding"}, TypeName{LayerType::Attention, "attention"},
     TypeName{LayerType::LayerNorm, "layernorm"}, TypeName{LayerType::RoiAlign, "roi_align"},
-    TypeName{LayerType::Lstm, "lstm"},
+    TypeName{LayerType::Lstm, "lstm"},         TypeName{LayerType::Glu, "glu"},
 };
 
 // A size given as `k` or `[kh, kw]`.
@@ -281,6 +281,14 @@ Shape infer_output_shape(const Layer& layer, const Shape& in) {
       }
       return {in.channels / f2, in.height * p.factor, in.width * p.factor};
     }
+    case LayerType::Glu:
+      if (in.channels % 2 != 0) {
+        throw ConfigError(layer.origin,
+                          fmt::format("layer '{}': glu gates one half of its channels with the "
+                                      "other and needs an even count, its input has {}",
+                                      layer.name, in.channels));
+      }
+      return {in.channels / 2, in.height, in.width};
     case LayerType::Embedding:
       // Each position of the input holds one id (channels = 1); each becomes a row of `dim`.
       if (in.channels != 1) {

@@ -29,6 +29,7 @@ enum class LayerType {
   Lstm,
   LayerNorm,
   RoiAlign,   // a stand-in: crops a stated number of regions of its input to size x size each
+  Glu,        // a gated linear unit: act(first half of the channels) x second half
   Concat,  // the join of a `concat` item's branches
   Add      // the join of a `residual` item
 };
