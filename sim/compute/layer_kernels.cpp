@@ -59,11 +59,12 @@ LayerPlan plan_layer(const wl::Workload& workload, const wl::WorkloadCosts& cost
       plan.tk = static_cast<double>(kv.height * kv.width);
       plan.d = static_cast<double>(layer.input.channels);
       plan.heads = p.heads;
+      plan.kv_width = wl::attention_kv_width(layer);
       plan.additive = p.additive;
       if (p.bias && !p.additive) {
         // One bias add per projected element: the four projections' outputs.
-        plan.bias_outputs = (2 * plan.tq + 2 * plan.tk) * plan.d;
-        plan.bias_params = 4 * plan.d;
+        plan.bias_outputs = 2 * plan.tq * plan.d + 2 * plan.tk * plan.kv_width;
+        plan.bias_params = 2 * plan.d + 2 * plan.kv_width;
       }
       return plan;
     }
@@ -125,8 +126,8 @@ KernelWork times(KernelWork a, double count) {
 }
 
 // Multi-head attention at batch n (docs/compute-model.md#from-layers-to-kernels). The four
-// projections are GEMMs of n Tq (Q, output) or n Tk (K, V) rows, d x d, timed as one launch, as a
-// fused QKV projection runs them [?]; each pass has the same GEMMs (dX = dY W^T, dW = X^T dY).
+// projections are GEMMs of n Tq (Q, output) or n Tk (K, V) rows, d x d (K and V d x kv_width
+// with grouped-query attention), timed as one launch, as a fused QKV projection runs them [?]; each pass has the same GEMMs (dX = dY W^T, dW = X^T dY).
 // The core is batched GEMMs of n h problems: S = Q K^T (Tq x Tk x d/h) and O = P V
 // (Tq x d/h x Tk); backward-data runs dP = dO V^T with dV = P^T dO, then dQ = dS K with
 // dK = dS^T Q: each pair twice its forward GEMM's work. The softmax between them is
@@ -206,7 +207,7 @@ void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
   }
   const KernelWork projections =
       sum(times(gemm_kernel_work(n * plan.tq, plan.d, plan.d, precision), 2),
-          times(gemm_kernel_work(n * plan.tk, plan.d, plan.d, precision), 2));
+          times(gemm_kernel_work(n * plan.tk, plan.kv_width, plan.d, precision), 2));
   out.work.push_back(projections);
   if (pass == TrainingPass::backward_weights) return;
   const double head_d = plan.d / plan.heads;

@@ -42,6 +42,7 @@ struct LayerPlan {
   // attention: queries, keys (= values), features, heads; additive: Bahdanau's score. lstm:
   // tq time steps, d hidden units, lstm_inputs features in, directions 1 or 2.
   double tq = 0, tk = 0, d = 0, heads = 0;
+  double kv_width = 0;          // attention: the key and value projections' width (d, or less)
   bool additive = false;
   double lstm_inputs = 0, directions = 0;
   double bias_outputs = 0;      // conv, fc with bias: output elements per sample, else 0

@@ -247,6 +247,31 @@ TEST(LayersToKernels, AttentionIsProjectionGemmsAroundBatchedScoreGemms) {
   EXPECT_DOUBLE_EQ(projections.flops + scores.flops + weighted.flops + 5 * p, n * c.fwd_flops);
 }
 
+// Llama 2 70B's grouped-query attention (d 8192, 64 query heads, 8 key/value heads of 128): the
+// K and V projections are GEMMs of N T rows by 1024 outputs, the scores every query head's.
+TEST(LayersToKernels, GroupedQueryAttentionNarrowsTheKeyAndValueGemms) {
+  const Fixture f("llama2-70b");
+  const int batch = 1;
+  const double n = batch, t = 4096, d = 8192, h = 64, kv = 1024, e = 2;
+  const Precision tc = Precision::tensor;  // fp16 on a GPU with Tensor Cores
+  const auto times = [](KernelWork w, double k) { return KernelWork{w.kind, w.flops * k,
+                                                                    w.bytes * k}; };
+  const KernelWork q_and_out = times(gemm_kernel_work(n * t, d, d, tc), 2);
+  const KernelWork k_and_v = times(gemm_kernel_work(n * t, kv, d, tc), 2);
+  const KernelWork projections{q_and_out.kind, q_and_out.flops + k_and_v.flops,
+                               q_and_out.bytes + k_and_v.bytes};  // one launch
+  const KernelWork scores = times(gemm_kernel_work(t, t, d / h, tc), n * h);
+  const KernelWork weighted = times(gemm_kernel_work(t, d / h, t, tc), n * h);
+  const double p = n * h * t * t;
+  const int i = f.index("layer.1.self_attention");
+  EXPECT_DOUBLE_EQ(f.model->layer_times(i, batch).forward.value,
+                   f.layer_time({projections, scores,
+                                 {KernelClass::elementwise, 5 * p, 2 * p * e}, weighted},
+                                tc));
+  const wl::LayerCost& c = f.costs.layers[static_cast<size_t>(i)];
+  EXPECT_DOUBLE_EQ(projections.flops + scores.flops + weighted.flops + 5 * p, n * c.fwd_flops);
+}
+
 // An embedding gathers rows: its forward moves the ids and the rows they name, not the table;
 // its weights pass zeroes the whole dense gradient table.
 TEST(LayersToKernels, EmbeddingMovesTheRowsItGathers) {

@@ -42,6 +42,10 @@ const std::map<std::string, Expected>& expected_params() {
       // 70,225,500; fc2 500 x 1000 + 1000 = 501,000. Total 70,753,070.
       {"lenet", {70753070, "derived by hand from MXNet symbols/lenet.py on 224x224"}},
       {"lenet-5", {61706, "d2l.ai LeNet (LeNet-5 with a fully connected C3)"}},
+      // Ours is 68,977,967,104: RMSNorm's 68,976,648,192 and a bias per norm channel
+      // (+0.002%); Touvron et al. round it to 70B (-1.5%).
+      {"llama2-70b", {68976648192, "derived by hand from meta-llama/Llama-2-70b-hf config.json",
+                      0.02}},
       // Ours is 6,738,681,856: RMSNorm's 6,738,415,616 and a bias per norm channel (+0.004%).
       {"llama2-7b", {6.7e9, "Touvron et al. 2023, LLaMA Table 2: 6.7B"}},
       // Our stand-in for the spatial study's mesh model (no published count; by hand): conv

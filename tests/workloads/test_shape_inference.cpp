@@ -212,6 +212,22 @@ TEST(ShapeInference, AttentionLayerNormAndTiedWeights) {
   EXPECT_DOUBLE_EQ(cost("logits").fwd_macs, t * 50 * d);
 }
 
+// Grouped-query attention, 4 query heads sharing 2 key/value heads on d = 8: the K and V
+// projections are 8 x 4, the scores still every query head's.
+TEST(ShapeInference, GroupedQueryAttentionNarrowsTheKeyAndValueProjections) {
+  const Workload w = load_text(
+      "name: t\ndataset: synthetic\ninput: {channels: 1, height: 6, width: 1}\nlayers:\n"
+      "  - embedding: {name: embed, vocab: 50, dim: 8}\n"
+      "  - attention: {name: gqa, heads: 4, kv_heads: 2}\n");
+  const LayerCost& c = compute_costs(w).layers.back();
+  const double t = 6, d = 8, kv = 4;
+  EXPECT_EQ(c.params, 2 * 8 * 8 + 2 * 8 * 4 + 2 * 8 + 2 * 4);
+  EXPECT_DOUBLE_EQ(c.fwd_macs, (2 * t * d + 2 * t * kv) * d + 2 * t * t * d);
+  EXPECT_DOUBLE_EQ(c.fwd_flops, 2 * c.fwd_macs + 5 * 4 * t * t + (2 * t * d + 2 * t * kv));
+  // Kept for backward: output, Q and context (t d each), K and V (t kv each), 4 heads' P.
+  EXPECT_DOUBLE_EQ(c.activation_bytes, (3 * t * d + 2 * t * kv + 4 * t * t) * 4);
+}
+
 // An LSTM of h units over T steps of x features: 4h(x + h) + 8h parameters per direction
 // (PyTorch's two biases), 4h(x + h) multiply-adds per step and direction; bidirectional doubles
 // both and the output channels. Additive attention: 2d^2 + 2d + 1 parameters.

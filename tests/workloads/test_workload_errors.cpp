@@ -135,6 +135,9 @@ TEST(WorkloadErrors, BadValues) {
               HasSubstr("groups 4 must divide"));
   EXPECT_THAT(error_of(model("  - pixel_shuffle: {factor: 2}\n"), 5),
               HasSubstr("channels divisible by 4"));
+  EXPECT_THAT(error_of(ids_model("  - embedding: {vocab: 9, dim: 8}\n"
+                                 "  - attention: {heads: 4, kv_heads: 3}\n"), 6),
+              HasSubstr("3 kv_heads must divide its 4 heads"));
   EXPECT_THAT(error_of(model("  - glu\n"), 5),
               HasSubstr("glu gates one half of its channels with the other and needs an even "
                         "count, its input has 3"));

@@ -68,10 +68,14 @@ void add_tensors(WorkloadCosts& costs, const Layer& layer, int index) {
         break;
       }
       // The query, key, value and output projections, each d x d (TensorFlow's q, k, v and
-      // output_transform; PyTorch packs the first three in in_proj_weight).
+      // output_transform; PyTorch packs the first three in in_proj_weight); with grouped-query
+      // attention the key and value projections are d x kv_width.
+      const long kv = static_cast<long>(attention_kv_width(layer));
       for (const char* projection : {"q", "k", "v", "out"}) {
-        add_tensor(costs, layer, index, fmt::format("{}.weight", projection), d * d);
-        if (p.bias) add_tensor(costs, layer, index, fmt::format("{}.bias", projection), d);
+        const bool key_or_value = *projection == 'k' || *projection == 'v';
+        const long width = key_or_value ? kv : d;
+        add_tensor(costs, layer, index, fmt::format("{}.weight", projection), d * width);
+        if (p.bias) add_tensor(costs, layer, index, fmt::format("{}.bias", projection), width);
       }
       break;
     }
@@ -136,18 +140,20 @@ SequenceCost attention_cost(const Workload& w, const Layer& layer) {
     s.kept = (tq + tk) * d + pairs * d + pairs;
     return s;
   }
+  // The projected elements: Q and the output (Tq d), K and V (Tk kv_width).
+  const double projected = 2 * tq * d + 2 * tk * attention_kv_width(layer);
   const double probabilities = layer.params.heads * pairs;
-  const double projections = (2 * tq + 2 * tk) * d * d;
+  const double projections = projected * d;
   const double core = 2 * pairs * d;
-  const double bias = layer.params.bias ? (2 * tq + 2 * tk) * d : 0;
+  const double bias = layer.params.bias ? projected : 0;
   s.macs = projections + core;
   s.fwd = 2 * s.macs + 5 * probabilities + bias;
   s.bwd_data = 2 * projections + 4 * core + 3 * probabilities;
   s.bwd_weight = 2 * projections + bias;
   // Q, K, V and the context written and read back; the scores and probabilities twice.
-  s.inner_fwd = 2 * (2 * tq + 2 * tk) * d + 4 * probabilities;
+  s.inner_fwd = 2 * projected + 4 * probabilities;
   s.inner_bwd = 2 * s.inner_fwd;
-  s.kept = (2 * tq + 2 * tk) * d + probabilities;
+  s.kept = projected + probabilities;
   return s;
 }
 

@@ -124,6 +124,9 @@ LayerParams read_params(LayerType type, const MapReader& r) {
       if (const ConfigNode* h = r.find("heads")) {
         p.heads = static_cast<int>(read_integer(*h, "heads of " + what, 1, kMaxDimension));
       }
+      if (const ConfigNode* k = r.find("kv_heads")) {
+        p.kv_heads = static_cast<int>(read_integer(*k, "kv_heads of " + what, 1, kMaxDimension));
+      }
       if (const ConfigNode* b = r.find("bias")) p.bias = read_bool(*b, "bias of " + what);
       if (const ConfigNode* s = r.find("score")) {
         const std::string score = read_string(*s, "score of " + what);
@@ -132,10 +135,10 @@ LayerParams read_params(LayerType type, const MapReader& r) {
                                                               {"dot", "additive"}));
         }
         p.additive = score == "additive";
-        if (p.additive && (r.find("heads") || r.find("bias"))) {
+        if (p.additive && (r.find("heads") || r.find("kv_heads") || r.find("bias"))) {
           throw ConfigError(s->origin(), fmt::format("{}: additive attention has one head and "
-                                                     "no projection biases (drop heads and "
-                                                     "bias)", what));
+                                                     "no projection biases (drop heads, "
+                                                     "kv_heads and bias)", what));
         }
       }
       break;
@@ -170,7 +173,7 @@ std::vector<std::string> allowed_keys(LayerType type) {
     case LayerType::Embedding:
       return {"name", "vocab", "dim", "shares"};
     case LayerType::Attention:
-      return {"name", "heads", "bias", "memory", "score"};
+      return {"name", "heads", "kv_heads", "bias", "memory", "score"};
     case LayerType::Lstm:
       return {"name", "hidden", "bidirectional"};
     case LayerType::RoiAlign:
@@ -309,6 +312,12 @@ Shape infer_output_shape(const Layer& layer, const Shape& in) {
         throw ConfigError(layer.origin,
                           fmt::format("layer '{}': {} heads must divide its {} input channels",
                                       layer.name, p.heads, in.channels));
+      }
+      if (p.kv_heads != 0 && p.heads % p.kv_heads != 0) {
+        throw ConfigError(layer.origin,
+                          fmt::format("layer '{}': {} kv_heads must divide its {} heads (each "
+                                      "key and value head serves a group of query heads)",
+                                      layer.name, p.kv_heads, p.heads));
       }
       return in;
     default:

@@ -26,6 +26,12 @@ double weight_elements(const Layer& layer) {
   }
 }
 
+double attention_kv_width(const Layer& layer) {
+  const LayerParams& p = layer.params;
+  const double d = static_cast<double>(layer.input.channels);
+  return p.kv_heads == 0 ? d : d * p.kv_heads / p.heads;
+}
+
 int bytes_per_element(Precision precision) { return precision == Precision::Fp32 ? 4 : 2; }
 
 const char* to_string(Precision precision) {

@@ -55,6 +55,7 @@ struct LayerParams {
   long filters = 0;   // conv: output channels; fc: outputs; embedding: dim (row length)
   long vocab = 0;     // embedding: rows of the table
   int heads = 1;      // attention
+  int kv_heads = 0;   // attention: key and value heads (grouped-query attention); 0: `heads`
   bool additive = false;       // attention: Bahdanau's normalised additive score (GNMT)
   bool bidirectional = false;  // lstm; its hidden size is `filters`
   long rois = 0;      // roi_align: regions per sample; their crops are size x size (kernel_h)
@@ -88,6 +89,11 @@ struct Layer {
 // The elements of a convolution's or a fully connected layer's weight tensor, 0 for other layers;
 // a double, so that the loader can refuse one too large for cuDNN before an integer holds it.
 double weight_elements(const Layer& layer);
+
+// The width of an attention layer's key and value projections: its channels d, or
+// d kv_heads / heads with grouped-query attention (Ainslie et al., EMNLP 2023), whose groups of
+// query heads share one key and value head.
+double attention_kv_width(const Layer& layer);
 
 enum class Precision { Fp32, Fp16 };
 int bytes_per_element(Precision precision);
