@@ -60,7 +60,7 @@ TEST(ShippedMachines, EveryMachineLoadsValidatesAndRoutesInEveryMode) {
   const auto names = shipped_topologies().names();
   for (const char* expected :
        {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m", "dss8440", "r740", "t640",
-        "r940xa", "precision-5820", "sierra-node", "lassen"}) {
+        "r940xa", "precision-5820", "sierra-node", "lassen", "dgx-h200"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));
   }
   for (const auto& name : names) {
@@ -302,6 +302,51 @@ TEST(ShippedMachines, LassenRunsOneRingPerNicAcrossNodes) {
   EXPECT_EQ(find_rings(t, 32, 0, 1, &router).rings.size(), 1u);
   EXPECT_EQ(find_rings(t, 32, 0, 2).rings.size(), 1u);
   EXPECT_EQ(find_rings(t, 1, 0, 2, &router).rings.size(), 1u);  // max_rings holds
+}
+
+// DGX H200: every GPU joins the NVSwitch fabric with its 18 NVLink 4 links; every pair is one
+// cut-through route through the switch at the full 18 x 25 GB/s, which a what-if on the link
+// kind scales; the GPUs and NICs of GPUs 0-3 hang off CPU 0, those of 4-7 off CPU 1.
+TEST(ShippedMachines, DgxH200JoinsEveryGpuThroughTheNvswitchFabric) {
+  const Topology t = load("dgx-h200");
+  EXPECT_EQ(count_of(t, DeviceKind::Gpu), 8);
+  EXPECT_EQ(count_of(t, DeviceKind::NvSwitch), 1);
+  EXPECT_EQ(count_of(t, DeviceKind::Nic), 8);
+  const int sw = *t.find_device("nvswitch");
+  const Router router(t, t.default_routing());
+  for (int a : t.gpus()) {
+    EXPECT_EQ(t.links_of(a).size(), 2u);  // the fabric and its PCIe switch
+    for (int b : t.gpus()) {
+      if (a == b) continue;
+      EXPECT_EQ(nvlink_lanes(t, a, b), 0);
+      const Route r = router.route(a, b);
+      EXPECT_EQ(r.kind, RouteKind::NvSwitch);
+      ASSERT_EQ(r.legs.size(), 1u);
+      EXPECT_EQ(r.legs[0].devices, (std::vector<int>{a, sw, b}));
+      EXPECT_DOUBLE_EQ(r.legs[0].bandwidth(t).value, 18 * 25e9);
+    }
+  }
+  const Topology half = load("dgx-h200", {"link_kinds.nvlink.lane_bandwidth=12.5GB/s"});
+  EXPECT_DOUBLE_EQ(Router(half, half.default_routing())
+                       .route(gpu(half, "gpu0"), gpu(half, "gpu5"))
+                       .legs[0]
+                       .bandwidth(half)
+                       .value,
+                   18 * 12.5e9);
+  // GPU and NIC of one pair share a PCIe switch, on the socket of their network module.
+  for (const auto& [g, cpu] : {std::pair{"gpu0", "cpu0"}, std::pair{"gpu3", "cpu0"},
+                               std::pair{"gpu4", "cpu1"}, std::pair{"gpu7", "cpu1"}}) {
+    int pcie_switch = -1;
+    for (int k : t.links_of(gpu(t, g))) {
+      if (t.links()[k].kind == LinkKind::Pcie) pcie_switch = t.links()[k].other(gpu(t, g));
+    }
+    ASSERT_GE(pcie_switch, 0) << g;
+    bool on_cpu = false;
+    for (int k : t.links_of(pcie_switch)) {
+      on_cpu = on_cpu || t.devices()[t.links()[k].other(pcie_switch)].name == cpu;
+    }
+    EXPECT_TRUE(on_cpu) << g << " on " << cpu;
+  }
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ std::string how_it_goes(const sim::CopyJobResult& r) {
   const std::string& via = devices[r.route.legs.front().dst()].name;
   switch (r.route.kind) {
     case topo::RouteKind::NvLink: return "one NVLink hop";
+    case topo::RouteKind::NvSwitch:
+      return "one cut-through flow over NVLinks through the NVSwitch fabric";
     case topo::RouteKind::TwoHopGpu:
       return fmt::format("store-and-forward in 2 legs through {}\n  (the copy lands in {}'s "
                          "memory, then {} sends it on)", via, via, via);

@@ -64,6 +64,7 @@ Leg single_link_leg(const Topology& t, int src, int link) {
 const char* to_string(RouteKind kind) {
   switch (kind) {
     case RouteKind::NvLink: return "nvlink";
+    case RouteKind::NvSwitch: return "nvswitch";
     case RouteKind::TwoHopGpu: return "two_hop_gpu";
     case RouteKind::HostStaged: return "host_staged";
     case RouteKind::P2p: return "p2p";
@@ -241,7 +242,10 @@ Route Router::route_in_node(int src, int dst) const {
                       {leg.hops.begin() + split, leg.hops.end()}};
         route = Route{RouteKind::HostStaged, {std::move(to_host), std::move(from_host)}};
       } else {
-        route = Route{RouteKind::P2p, {std::move(leg)}};
+        const bool all_nvlink = std::all_of(leg.hops.begin(), leg.hops.end(), [&](const Hop& h) {
+          return topology_.links()[h.link].kind == LinkKind::NvLink;
+        });
+        route = Route{all_nvlink ? RouteKind::NvSwitch : RouteKind::P2p, {std::move(leg)}};
       }
     }
   }

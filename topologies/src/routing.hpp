@@ -20,7 +20,8 @@
 
 namespace gpuscale::topo {
 
-enum class RouteKind { NvLink, TwoHopGpu, HostStaged, P2p, Network };
+// NvSwitch: one cut-through leg over NVLinks only, through NVSwitch devices.
+enum class RouteKind { NvLink, NvSwitch, TwoHopGpu, HostStaged, P2p, Network };
 const char* to_string(RouteKind kind);
 
 struct Hop {

@@ -72,6 +72,7 @@ std::string matrix_cell(const TopologyView& v, int a, int b) {
     case RouteKind::P2p: return "P2P";
     case RouteKind::Network: return "NET";
     case RouteKind::NvLink: return "NVL";
+    case RouteKind::NvSwitch: return "NVS";
   }
   return "?";
 }
@@ -144,8 +145,8 @@ std::string topology_table(const TopologyView& v) {
   }
   std::size_t width = 5;
   for (int g : node0) width = std::max(width, t.devices()[g].name.size() + 1);
-  out += fmt::format("\nGPUs{} (NVn: n NVLinks; else the route: 2HOP via a GPU, HOST via host "
-                     "memory, P2P over PCIe/CPUs, NET)\n",
+  out += fmt::format("\nGPUs{} (NVn: n NVLinks; else the route: NVS through NVSwitches, 2HOP via a "
+                     "GPU, HOST via host memory, P2P over PCIe/CPUs, NET)\n",
                      t.nodes() > 1 ? " of node 0" : "");
   out += fmt::format("{:<{}}", "", width);
   for (int g : node0) out += fmt::format("{:>{}}", t.devices()[g].name, width);
