@@ -127,7 +127,8 @@ KernelWork times(KernelWork a, double count) {
 
 // Multi-head attention at batch n (docs/compute-model.md#from-layers-to-kernels). The four
 // projections are GEMMs of n Tq (Q, output) or n Tk (K, V) rows, d x d (K and V d x kv_width
-// with grouped-query attention), timed as one launch, as a fused QKV projection runs them [?]; each pass has the same GEMMs (dX = dY W^T, dW = X^T dY).
+// with grouped-query attention), timed as one launch, as a fused QKV projection runs them [?];
+// each pass has the same GEMMs (dX = dY W^T, dW = X^T dY).
 // The core is batched GEMMs of n h problems: S = Q K^T (Tq x Tk x d/h) and O = P V
 // (Tq x d/h x Tk); backward-data runs dP = dO V^T with dV = P^T dO, then dQ = dS K with
 // dK = dS^T Q: each pair twice its forward GEMM's work. The softmax between them is
