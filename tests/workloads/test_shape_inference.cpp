@@ -219,7 +219,8 @@ TEST(ShapeInference, GroupedQueryAttentionNarrowsTheKeyAndValueProjections) {
       "name: t\ndataset: synthetic\ninput: {channels: 1, height: 6, width: 1}\nlayers:\n"
       "  - embedding: {name: embed, vocab: 50, dim: 8}\n"
       "  - attention: {name: gqa, heads: 4, kv_heads: 2}\n");
-  const LayerCost& c = compute_costs(w).layers.back();
+  const WorkloadCosts costs = compute_costs(w);
+  const LayerCost& c = costs.layers.back();
   const double t = 6, d = 8, kv = 4;
   EXPECT_EQ(c.params, 2 * 8 * 8 + 2 * 8 * 4 + 2 * 8 + 2 * 4);
   EXPECT_DOUBLE_EQ(c.fwd_macs, (2 * t * d + 2 * t * kv) * d + 2 * t * t * d);
