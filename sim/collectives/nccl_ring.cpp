@@ -129,7 +129,12 @@ Schedule build_nccl_ring(const CollectiveRequest& r) {
     case Collective::ReduceScatter: append_ring_pipeline(b, r); break;
     case Collective::AllToAll: append_all_to_all(b, r); break;
   }
-  return b.finish();
+  Schedule s = b.finish();
+  // Every flow starts after the one Delay and carries the same bytes: the flows end when the
+  // slowest does, so the replay may evaluate them from link loads (docs/collectives.md,
+  // "Lock-step schedules at scale").
+  s.lock_step = true;
+  return s;
 }
 
 }  // namespace gpuscale::coll

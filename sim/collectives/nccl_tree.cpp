@@ -100,7 +100,12 @@ Schedule build_nccl_tree(const CollectiveRequest& r) {
       }
     }
   }
-  return b.finish();
+  Schedule s = b.finish();
+  // Every flow starts after the one Delay and carries the same bytes: the flows end when the
+  // slowest does, so the replay may evaluate them from link loads (docs/collectives.md,
+  // "Lock-step schedules at scale").
+  s.lock_step = true;
+  return s;
 }
 
 }  // namespace gpuscale::coll

@@ -37,37 +37,50 @@ std::unique_ptr<sg4::Engine> make_engine() {
 }
 
 SimgridPlatform SimgridPlatform::build(const topo::Topology& topology,
-                                       const std::vector<topo::Leg>& legs) {
+                                       const std::vector<topo::Leg>& legs,
+                                       const std::vector<int>& hosts) {
   SimgridPlatform platform;
   auto* zone = sg4::create_full_zone(topology.name());
   const auto& devices = topology.devices();
   const auto& links = topology.links();
 
   std::vector<simgrid::kernel::routing::NetPoint*> netpoints(devices.size(), nullptr);
-  std::vector<sg4::Link*> crossing(devices.size(), nullptr);
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const topo::Device& d = devices[i];
-    if (is_host(d.kind)) {
+  auto netpoint = [&](int device) {
+    auto& point = netpoints[static_cast<std::size_t>(device)];
+    if (point == nullptr) {
+      const topo::Device& d = devices[static_cast<std::size_t>(device)];
+      if (!is_host(d.kind)) {
+        throw std::logic_error(fmt::format("device {} is not a GPU or CPU", d.name));
+      }
       sg4::Host* host = zone->create_host(d.name, kHostSpeed);
-      platform.hosts_[static_cast<int>(i)] = host;
-      netpoints[i] = host->get_netpoint();
-    } else {
-      netpoints[i] = zone->create_router(d.name);
+      platform.hosts_[device] = host;
+      point = host->get_netpoint();
     }
-    if (d.latency.value > 0) {
-      crossing[i] = zone->create_link(d.name + ".crossing", kUnlimitedBandwidth)
-                        ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                        ->set_latency(d.latency.value);
+    return point;
+  };
+  std::vector<sg4::Link*> crossing(devices.size(), nullptr);
+  auto crossing_link = [&](int device) {
+    const topo::Device& d = devices[static_cast<std::size_t>(device)];
+    auto& link = crossing[static_cast<std::size_t>(device)];
+    if (link == nullptr && d.latency.value > 0) {
+      link = zone->create_link(d.name + ".crossing", kUnlimitedBandwidth)
+                 ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                 ->set_latency(d.latency.value);
     }
-  }
-
+    return link;
+  };
   std::vector<sg4::SplitDuplexLink*> duplex(links.size(), nullptr);
-  for (std::size_t k = 0; k < links.size(); ++k) {
-    const topo::Link& l = links[k];
-    duplex[k] = zone->create_split_duplex_link(l.id, l.effective_bandwidth().value);
-    duplex[k]->set_latency(l.latency.value);
-  }
+  auto duplex_link = [&](int k) {
+    auto& link = duplex[static_cast<std::size_t>(k)];
+    if (link == nullptr) {
+      const topo::Link& l = links[static_cast<std::size_t>(k)];
+      link = zone->create_split_duplex_link(l.id, l.effective_bandwidth().value);
+      link->set_latency(l.latency.value);
+    }
+    return link;
+  };
 
+  for (int device : hosts) netpoint(device);
   using Direction = sg4::LinkInRoute::Direction;
   std::set<std::pair<int, int>> routed;
   for (const topo::Leg& leg : legs) {
@@ -78,11 +91,14 @@ SimgridPlatform SimgridPlatform::build(const topo::Topology& topology,
     }
     std::vector<sg4::LinkInRoute> route;
     for (std::size_t h = 0; h < leg.hops.size(); ++h) {
-      if (h > 0 && crossing[leg.devices[h]] != nullptr) route.emplace_back(crossing[leg.devices[h]]);
-      route.emplace_back(duplex[leg.hops[h].link],
+      if (h > 0) {
+        sg4::Link* switch_latency = crossing_link(leg.devices[h]);
+        if (switch_latency != nullptr) route.emplace_back(switch_latency);
+      }
+      route.emplace_back(duplex_link(leg.hops[h].link),
                          leg.hops[h].forward ? Direction::UP : Direction::DOWN);
     }
-    zone->add_route(netpoints[leg.src()], netpoints[leg.dst()], nullptr, nullptr, route, false);
+    zone->add_route(netpoint(leg.src()), netpoint(leg.dst()), nullptr, nullptr, route, false);
   }
   zone->seal();
   return platform;

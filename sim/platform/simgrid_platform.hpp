@@ -15,7 +15,10 @@
 //  - One Full zone with an explicit route per leg: we choose the routes (routing.hpp), SimGrid
 //    only follows them. Only the legs asked for get routes, so a 512-GPU machine does not pay
 //    for 262k routes it never uses.
-//  - GPUs and CPUs are hosts (they send and receive); switches and NICs are routers.
+//  - Only the GPUs and CPUs a leg joins, and those asked for, are hosts, and only the links a
+//    leg crosses exist. Switches and NICs need no point of their own: routes are lists of links.
+//    A Full zone keeps a route slot for every pair of its points, so a point per device of a
+//    16,384-GPU cluster (some 60,000) would take 60,000² slots, 29 GB.
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -41,10 +44,14 @@ std::unique_ptr<simgrid::s4u::Engine> make_engine();
 
 class SimgridPlatform {
  public:
-  // Builds the machine in the engine's root zone, with a route for each leg.
-  static SimgridPlatform build(const topo::Topology& topology, const std::vector<topo::Leg>& legs);
+  // Builds the machine in the engine's root zone, with a route for each leg. The devices the legs
+  // join are hosts, and so are `hosts` (device indices of GPUs or CPUs that run work without a
+  // leg of their own).
+  static SimgridPlatform build(const topo::Topology& topology, const std::vector<topo::Leg>& legs,
+                               const std::vector<int>& hosts = {});
 
-  simgrid::s4u::Host* host(int device) const;  // GPUs and CPUs only
+  // A GPU or CPU made a host by build(); throws std::logic_error for any other device.
+  simgrid::s4u::Host* host(int device) const;
 
  private:
   std::map<int, simgrid::s4u::Host*> hosts_;

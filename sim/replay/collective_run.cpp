@@ -15,7 +15,8 @@ CollectiveRun run_schedule(const topo::Topology& topology, const topo::Router& r
                            double reduce_bandwidth_Bps) {
   const auto engine = make_engine();
   const SimgridPlatform platform =
-      SimgridPlatform::build(topology, schedule_legs(schedule, router, gpus));
+      SimgridPlatform::build(topology, schedule_legs(schedule, router, gpus),
+                             schedule_hosts(schedule, gpus));
   ScheduleCompiler compiler(topology, router, platform, gpus, [reduce_bandwidth_Bps](double bytes) {
     return reduce_bandwidth_Bps > 0 ? bytes / reduce_bandwidth_Bps : 0.0;
   });

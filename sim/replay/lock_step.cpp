@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <utility>
 #include <stdexcept>
 
 namespace gpuscale::sim {
@@ -48,19 +50,40 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
   const int deepest = depth.empty() ? -1 : *std::max_element(depth.begin(), depth.end());
   std::vector<std::vector<std::size_t>> transfers(static_cast<std::size_t>(deepest + 1));
   std::vector<LockStepDepth> depths(static_cast<std::size_t>(deepest + 1));
+  std::map<int, std::pair<double, int>> pipeline_sums;  // pipeline -> (route latencies, flows)
+  auto route_latency_of = [&](const coll::Op& op) {
+    double latency_s = 0;
+    for (const topo::Leg& leg : route(op.src, op.dst).legs) {
+      latency_s += leg.latency(topology).value;
+    }
+    return latency_s;
+  };
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const coll::Op& op = schedule.ops[i];
     LockStepDepth& d = depths[static_cast<std::size_t>(depth[i])];
     switch (op.kind) {
       case coll::Op::Kind::Transfer:
         transfers[static_cast<std::size_t>(depth[i])].push_back(i);
+        if (op.pipeline >= 0) {
+          auto& [latency_s, flows] = pipeline_sums[op.pipeline];
+          latency_s += route_latency_of(op);
+          ++flows;
+        }
         break;
       case coll::Op::Kind::Reduce:
         d.reduce_bytes = std::max(d.reduce_bytes, op.bytes);
         break;
       case coll::Op::Kind::Delay:
-        throw std::logic_error("lock-step schedule '" + schedule.algorithm + "' has a delay");
+        d.transfer_s = std::max(d.transfer_s, op.seconds);
+        break;
     }
+  }
+  // What a pipeline's step costs beyond the latency its schedule paid per step, as the replay
+  // charges it flow by flow (schedule_nodes.hpp).
+  std::map<int, double> pipeline_excess_s;
+  for (const auto& [pipeline, sum] : pipeline_sums) {
+    const double paid = schedule.pipeline_step_latency_s.at(static_cast<std::size_t>(pipeline));
+    pipeline_excess_s[pipeline] = std::max(0.0, sum.first / sum.second - paid);
   }
   const auto& links = topology.links();
   LinkLoads loads(links.size());
@@ -87,7 +110,12 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
         route_latency_s += latency_s;
         seconds += latency_s + op.bytes / share;
       }
-      seconds += (op.latency_steps - 1) * route_latency_s;
+      if (op.pipeline < 0) {
+        seconds += (op.latency_steps - 1) * route_latency_s;
+      } else {
+        seconds += std::max(0.0, op.latency_steps * pipeline_excess_s.at(op.pipeline) -
+                                     route_latency_s);
+      }
       depths[k].transfer_s = std::max(depths[k].transfer_s, seconds);
     }
     loads.clear();

@@ -1,8 +1,10 @@
 // Lock-step schedules (coll::Schedule::lock_step: MPICH's pairwise exchanges on a power of two
-// ranks) evaluated depth by depth from their link loads, instead of flow by flow. A
-// recursive-doubling allreduce over 1024 GPUs is 10,240 flows, and a ResNet-50 iteration that
-// sends every small tensor through one (Aluminum's host-transfer path) some 3 million: minutes
-// of SimGrid per configuration.
+// ranks, and NCCL's pipelined rings, chains and trees, whose flows all start after one delay)
+// evaluated depth by depth from their link loads, instead of flow by flow. A recursive-doubling
+// allreduce over 1024 GPUs is 10,240 flows, and a ResNet-50 iteration that sends every small
+// tensor through one (Aluminum's host-transfer path) some 3 million: minutes of SimGrid per
+// configuration. A ring allreduce over 16,384 GPUs is 131,072 concurrent flows (8 channels), and
+// SimGrid rescans its running communications at every completion: hours.
 //
 // An op's depth is one more than its deepest dependency's; the ops of one depth start together.
 // The depth's transfers share links as SimGrid's max-min sharing does on this platform (CM02, no
@@ -29,14 +31,16 @@
 namespace gpuscale::sim {
 
 struct LockStepDepth {
-  double transfer_s = 0;    // the depth's slowest transfer (0: none)
+  double transfer_s = 0;    // the depth's slowest transfer or delay (0: none)
   double reduce_bytes = 0;  // the depth's largest reduction, bytes of memory traffic (0: none)
 };
 
 // The route between two ranks of the schedule.
 using RankRoute = std::function<const topo::Route&(int src_rank, int dst_rank)>;
 
-// The depths of `schedule` in order. Delays are not allowed (lock-step schedules have none).
+// The depths of `schedule` in order. A transfer standing for a pipeline (coll::Op::pipeline) pays
+// its latency steps as the replay's flows do: the excess of its pipeline's mean route latency over
+// what the schedule paid per step, less its own route's latency paid once.
 std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
                                             const topo::Topology& topology, const RankRoute& route);
 

@@ -22,7 +22,6 @@
 #include "workloads/src/memory_model.hpp"
 
 namespace gpuscale::sim {
-namespace sg4 = simgrid::s4u;
 namespace {
 
 using NodeId = DagExecutor::NodeId;
@@ -77,8 +76,8 @@ class Replay {
 
   ReplayResult run() {
     const auto engine = make_engine();
-    platform_ = SimgridPlatform::build(*s_.topology, legs_needed());
-    for (int g : s_.gpus) hosts_.push_back(platform_.host(g));
+    const PlatformNeeds needs = platform_needs();
+    platform_ = SimgridPlatform::build(*s_.topology, needs.legs, needs.hosts);
     compiler_.emplace(*s_.topology, *s_.router, platform_, s_.gpus,
                       [this](double bytes) { return s_.compute->reduction_time(bytes).value; });
     if (s_.record_timeline) compiler_->record_ops();
@@ -93,25 +92,34 @@ class Replay {
   }
 
  private:
-  // The legs of every rank pair any schedule of this run uses (an algorithm's pairs do not depend
-  // on the size; one that chooses among others by size names them, coll::algorithms_run_by).
-  std::vector<topo::Leg> legs_needed() {
+  // What the platform must hold: the legs of every rank pair any schedule of this run simulates
+  // flow by flow (an algorithm's pairs do not depend on the size; one that chooses among others
+  // by size names them, coll::algorithms_run_by), and as hosts the GPUs that run kernels or
+  // reductions. Schedules evaluated from link loads (append_schedule) need neither.
+  struct PlatformNeeds {
     std::vector<topo::Leg> legs;
-    if (ranks_ < 2) return legs;
+    std::vector<int> hosts;
+  };
+  PlatformNeeds platform_needs() {
+    PlatformNeeds needs;
+    for (int r = 0; r < compute_ranks_; ++r) needs.hosts.push_back(s_.gpus[static_cast<size_t>(r)]);
+    auto add = [&](const coll::Schedule& schedule) {
+      for (topo::Leg& leg : schedule_legs(schedule, *s_.router, s_.gpus)) {
+        needs.legs.push_back(std::move(leg));
+      }
+      for (int gpu : schedule_hosts(schedule, s_.gpus)) needs.hosts.push_back(gpu);
+    };
+    if (ranks_ < 2) return needs;
     std::set<int> roots(reducer_.begin(), reducer_.end());
     if (algorithm_ != "p2p") roots = {0};
     for (const std::string& algorithm : coll::algorithms_run_by(algorithm_)) {
       for (int root : roots) {
         const coll::Schedule s = coll::build_schedule(algorithm, request_for(1e6, root));
-        for (topo::Leg& leg : schedule_legs(s, *s_.router, s_.gpus)) legs.push_back(std::move(leg));
+        if (!evaluated_from_link_loads(s)) add(s);
       }
     }
-    for (const auto& [from, to] : halo_pairs()) {
-      for (topo::Leg& leg : schedule_legs(copy_schedule(from, to, 1e6), *s_.router, s_.gpus)) {
-        legs.push_back(std::move(leg));
-      }
-    }
-    return legs;
+    for (const auto& [from, to] : halo_pairs()) add(copy_schedule(from, to, 1e6));
+    return needs;
   }
 
   // --- Spatial parallelism -------------------------------------------------------------------
@@ -198,7 +206,7 @@ class Replay {
   NodeId compute_node(int rank, double seconds, const std::vector<NodeId>& deps, Label label) {
     DagExecutor::Spec spec;
     spec.kind = DagExecutor::Kind::Compute;
-    spec.host = hosts_[static_cast<size_t>(rank)];
+    spec.host = platform_.host(s_.gpus[static_cast<size_t>(rank)]);
     spec.seconds = seconds;
     const NodeId id = dag_.add(std::move(spec), deps);
     if (s_.record_timeline) {
@@ -225,8 +233,11 @@ class Replay {
 
   // Under symmetry every rank of a lock-step schedule does what rank 0 does, so its rounds are
   // evaluated from their link loads (lock_step.hpp) rather than flow by flow.
+  bool evaluated_from_link_loads(const coll::Schedule& schedule) const {
+    return schedule.lock_step && compute_ranks_ == 1;
+  }
   NodeId append_schedule(const coll::Schedule& schedule, NodeId start) {
-    if (schedule.lock_step && compute_ranks_ == 1) {
+    if (evaluated_from_link_loads(schedule)) {
       return compiler_->append_lock_step(dag_, schedule, start, 0);
     }
     return compiler_->append(dag_, schedule, start);
@@ -895,7 +906,6 @@ class Replay {
   std::vector<double> update_s_;
 
   SimgridPlatform platform_;
-  std::vector<sg4::Host*> hosts_;
   std::optional<ScheduleCompiler> compiler_;  // once the platform exists
   DagExecutor dag_;
   std::vector<IterationNodes> iterations_;

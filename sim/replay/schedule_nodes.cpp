@@ -20,6 +20,18 @@ std::vector<topo::Leg> schedule_legs(const coll::Schedule& schedule, const topo:
   return legs;
 }
 
+std::vector<int> schedule_hosts(const coll::Schedule& schedule, const std::vector<int>& gpus) {
+  std::set<int> ranks;
+  for (const coll::Op& op : schedule.ops) {
+    if (op.kind == coll::Op::Kind::Delay) continue;
+    ranks.insert(op.src);
+    if (op.kind == coll::Op::Kind::Transfer) ranks.insert(op.dst);
+  }
+  std::vector<int> hosts;
+  for (int rank : ranks) hosts.push_back(gpus[static_cast<size_t>(rank)]);
+  return hosts;
+}
+
 namespace {
 
 // Adds `bytes` to every link direction `route` crosses, at link_slot.
@@ -42,9 +54,16 @@ const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
   if (fresh) {
     PairRoute& r = it->second;
     r.route = router_.route(gpus_[static_cast<size_t>(a)], gpus_[static_cast<size_t>(b)]);
-    for (const topo::Leg& leg : r.route.legs) {
-      r.legs.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));
-      r.latency_s += leg.latency(topology_).value;
+    for (const topo::Leg& leg : r.route.legs) r.latency_s += leg.latency(topology_).value;
+  }
+  return it->second;
+}
+
+const ScheduleCompiler::HostLegs& ScheduleCompiler::host_legs(int a, int b) {
+  auto [it, fresh] = host_legs_.try_emplace({a, b});
+  if (fresh) {
+    for (const topo::Leg& leg : route(a, b).route.legs) {
+      it->second.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));
     }
   }
   return it->second;
@@ -77,7 +96,7 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
       case coll::Op::Kind::Transfer: {
         const PairRoute& r = route(op.src, op.dst);
         spec.kind = DagExecutor::Kind::Transfer;
-        spec.legs = r.legs;
+        spec.legs = host_legs(op.src, op.dst);
         spec.bytes = op.bytes;
         // The flow pays its own route's latency once; the rest of its steps come after it. A
         // pipeline's step costs the larger of its mean route latency and the latency the
@@ -112,8 +131,13 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
 
 const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
     const coll::Schedule& schedule) {
+  // Schedules of one size differ only in their root, which names their first transfer's source.
+  const auto first_transfer =
+      std::find_if(schedule.ops.begin(), schedule.ops.end(),
+                   [](const coll::Op& op) { return op.kind == coll::Op::Kind::Transfer; });
+  const int first_src = first_transfer == schedule.ops.end() ? -1 : first_transfer->src;
   auto [it, fresh] = lock_step_costs_.try_emplace(
-      {schedule.algorithm, schedule.payload_bytes, schedule.ops.size()});
+      {schedule.algorithm, schedule.payload_bytes, schedule.ops.size(), first_src});
   if (!fresh) return it->second;
   const RankRoute rank_route = [this](int a, int b) -> const topo::Route& {
     return route(a, b).route;

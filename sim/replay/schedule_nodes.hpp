@@ -25,6 +25,10 @@ namespace gpuscale::sim {
 std::vector<topo::Leg> schedule_legs(const coll::Schedule& schedule, const topo::Router& router,
                                      const std::vector<int>& gpus);
 
+// The GPUs (device indices) of every rank an op of `schedule` sends, receives or reduces on:
+// the platform's hosts for it.
+std::vector<int> schedule_hosts(const coll::Schedule& schedule, const std::vector<int>& gpus);
+
 // The index of a link direction in ScheduleCompiler::link_bytes().
 inline size_t link_slot(int link, bool forward) { return static_cast<size_t>(link) * 2 + forward; }
 
@@ -68,11 +72,13 @@ class ScheduleCompiler {
  private:
   struct PairRoute {
     topo::Route route;
-    // The route's legs as platform hosts.
-    std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> legs;
     double latency_s = 0;
   };
   const PairRoute& route(int a, int b);
+  // The route's legs as platform hosts: only flows need them, so a lock-step schedule's pairs
+  // need no hosts (nor legs) on the platform.
+  using HostLegs = std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>>;
+  const HostLegs& host_legs(int a, int b);
   // The mean route latency of each pipeline's flows (coll::Op::pipeline).
   std::map<int, double> pipeline_latencies(const coll::Schedule& schedule);
 
@@ -90,8 +96,10 @@ class ScheduleCompiler {
   std::vector<int> gpus_;
   std::function<double(double)> reduce_seconds_;
   std::map<std::pair<int, int>, PairRoute> routes_;
+  std::map<std::pair<int, int>, HostLegs> host_legs_;
   std::vector<double> link_bytes_;
-  std::map<std::tuple<std::string, double, size_t>, LockStepCost> lock_step_costs_;
+  // By algorithm, payload, op count and first transfer's source.
+  std::map<std::tuple<std::string, double, size_t, int>, LockStepCost> lock_step_costs_;
   bool record_ops_ = false;
   std::vector<AppendedOp> appended_ops_;
 };
