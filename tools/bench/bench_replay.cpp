@@ -5,7 +5,9 @@
 // set-up (loading, routing, building the platform) that both pay; a sampled run of 32 samples
 // (33 iterations) what error bars cost, there and in the case they are for: ResNet-50 at batch 16
 // under PyTorch + Horovod on a Lassen whose kernels, host threads and input pipeline vary
-// (docs/variability.md), against a deterministic 3-iteration run of the same.
+// (docs/variability.md), against a deterministic 3-iteration run of the same. Last, today's
+// scale: ResNet-50 data-parallel iterations under PyTorch DDP on a DGX H200 SuperPOD of 2,048 to
+// 16,384 GPUs (issue 20's aim: under 10 s and 4 GB at 16,384), with the child's peak memory.
 //
 // Each configuration runs in a child process (SimGrid allows one engine per process); its wall
 // time is taken around that child, so it includes the set-up and the fork, and is the fastest of
@@ -16,6 +18,8 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
 
 #include <chrono>
 #include <filesystem>
@@ -96,6 +100,36 @@ Measure resnet50_iterations(int gpus, int iterations, int samples = 0,
   return {wall, j["activities"].get<double>(), j["iteration_s"].get<double>()};
 }
 
+// 3 ResNet-50 iterations under PyTorch DDP (25 MiB buckets) with `comm` on `gpus` GPUs of a DGX
+// H200 SuperPOD (grown to the nodes they need), once: its wall time and its child's peak
+// resident memory (getrusage in the child, which also counts what it shares with this process).
+struct ScaleMeasure {
+  double wall_s = 0, peak_mb = 0, activities = 0, simulated_s = 0;
+};
+ScaleMeasure superpod_iterations(int gpus, const std::string& comm) {
+  sim::Experiment e;
+  e.topology = "dgx-h200-superpod";
+  e.framework = "pytorch-ddp";
+  e.iterations = 3;
+  const sim::Configuration config{"resnet-50", comm, 32, gpus};
+  std::string text;
+  const auto start = std::chrono::steady_clock::now();
+  text = sim::run_isolated([&] {
+    const sim::ReplayInputs inputs(e, config);
+    const sim::ReplayResult r = sim::replay_iterations(inputs.setup);
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return nlohmann::json{{"activities", r.activities},
+                          {"iteration_s", r.iteration_s},
+                          {"peak_kb", usage.ru_maxrss}}
+        .dump();
+  });
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const nlohmann::json j = nlohmann::json::parse(text);
+  return {wall, j["peak_kb"].get<double>() / 1024, j["activities"].get<double>(),
+          j["iteration_s"].get<double>()};
+}
+
 // kMachine with every source of variability; what a sampled iteration costs does not depend on
 // the spreads' sizes, only on which sources vary (the input pipeline adds every process's decode
 // threads).
@@ -157,6 +191,18 @@ int main() {
               resnet50_iterations(gpus, 3, 0, varying, 16));
     print_row("resnet-50 b16 horovod, 32 samples", gpus,
               resnet50_iterations(gpus, 0, 32, varying, 16));
+  }
+  std::cout << fmt::format("\ndgx-h200-superpod, resnet-50 b32 pytorch-ddp, 3 iterations, one run "
+                           "each (peak: the child's resident memory)\n\n")
+            << fmt::format("{:<12} {:>6} {:>10} {:>10} {:>12} {:>14}\n", "comm", "gpus", "wall s",
+                           "peak MB", "activities", "simulated ms");
+  for (const char* comm : {"nccl", "nccl_tree"}) {
+    for (int gpus : {2048, 4096, 16384}) {
+      const ScaleMeasure m = superpod_iterations(gpus, comm);
+      std::cout << fmt::format("{:<12} {:>6} {:>10.2f} {:>10.0f} {:>12.0f} {:>14.3f}\n", comm, gpus,
+                               m.wall_s, m.peak_mb, m.activities, m.simulated_s * 1e3)
+                << std::flush;
+    }
   }
   return 0;
 }

@@ -1,0 +1,51 @@
+#include "sim/parallel/parallel_memory.hpp"
+
+#include <algorithm>
+
+namespace gpuscale::par {
+
+std::vector<long> stage_params(const TransformerShape& shape, int pp) {
+  std::vector<long> params(static_cast<size_t>(pp), 0);
+  const int per_stage = shape.layers / pp;
+  for (int k = 0; k < shape.layers; ++k) {
+    params[static_cast<size_t>(k / per_stage)] += shape.block_params[static_cast<size_t>(k)];
+  }
+  params.front() += shape.pre_params;
+  params.back() += shape.post_params + (pp > 1 ? shape.tied_params : 0);
+  return params;
+}
+
+double layer_activation_bytes(const TransformerShape& shape, const ParallelLayout& layout) {
+  const double s = static_cast<double>(shape.sequence), b = layout.micro_batch,
+               h = static_cast<double>(shape.hidden), a = shape.heads, t = layout.tp;
+  const double sbh = s * b * h;
+  const double attention = 5 * a * s / (h * t);  // the softmax's input, output and dropout mask
+  const double linear = layout.sequence_parallel ? 34 / t : 10 + 24 / t;
+  switch (layout.recompute) {
+    case Recompute::None: return sbh * (linear + attention);
+    case Recompute::Selective: return sbh * linear;
+    case Recompute::Full: return 2 * sbh;
+  }
+  return 0;
+}
+
+std::vector<StageMemory> stage_memory(const TransformerShape& shape, const ParallelLayout& layout) {
+  constexpr double kWeightBytes = 2, kGradientBytes = 2, kOptimizerBytes = 12;  // ZeRO's K
+  const std::vector<long> params = stage_params(shape, layout.pp);
+  const double per_layer = layer_activation_bytes(shape, layout);
+  const int layers_per_stage = shape.layers / layout.pp;
+  std::vector<StageMemory> stages;
+  for (int k = 0; k < layout.pp; ++k) {
+    StageMemory m;
+    m.params_per_gpu = static_cast<double>(params[static_cast<size_t>(k)]) / layout.tp;
+    m.weights = kWeightBytes * m.params_per_gpu;
+    m.gradients = kGradientBytes * m.params_per_gpu;
+    m.optimizer = kOptimizerBytes * m.params_per_gpu / (layout.zero1 ? layout.dp : 1);
+    m.micro_batches_in_flight = std::min(layout.pp - k, layout.micro_batches());
+    m.activations = per_layer * layers_per_stage * m.micro_batches_in_flight;
+    stages.push_back(m);
+  }
+  return stages;
+}
+
+}  // namespace gpuscale::par

@@ -1,0 +1,57 @@
+// `gpuscale train`: one Megatron-LM layout of a transformer on a machine, or every valid layout of
+// a GPU count, each checked (layout.hpp), its memory per GPU estimated (parallel_memory.hpp) and
+// one iteration simulated in a child process (pipeline_sim.hpp; SimGrid keeps one engine per
+// process). Stage times come from the compute model at the micro-batch (docs/parallelism.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/parallel/layout.hpp"
+#include "sim/parallel/parallel_memory.hpp"
+#include "sim/parallel/pipeline_sim.hpp"
+
+namespace gpuscale::par {
+
+struct TrainJob {
+  std::string topology = "dgx-h200-superpod";
+  std::vector<std::string> overrides;  // --set on the machine
+  std::string workload = "gpt3-175b";
+  ParallelLayout layout;
+  std::string protocol = "auto";
+};
+
+struct StageTimes {
+  double forward_s = 0, backward_s = 0;  // kernels per micro-batch (backward: with recomputation)
+};
+
+struct TrainResult {
+  std::string topology;
+  std::string gpu;
+  ParallelLayout layout;
+  int micro_batches = 0;
+  PipelineResult sim;
+  std::vector<StageTimes> stage_times;
+  double bubble_closed_form = 0;
+  std::vector<StageMemory> memory;
+  double memory_per_gpu = 0;  // the fullest stage's
+  double gpu_memory = 0;
+  bool fits = false;
+  double tokens_per_s = 0;
+  double mfu = 0;                  // model FLOPs (layout.hpp) / (time x GPUs x tensor peak)
+  double tflops_per_gpu_eq3 = 0;   // Narayanan et al.'s eq. 3 count per GPU and second, /1e12
+  double tp_comm_s = 0;            // per stage and iteration: its passes' tensor allreduces
+  double pp_comm_s = 0;            // per iteration: one stage's activation and gradient sends
+  double dp_comm_s = 0;            // the slowest stage's data-parallel exchange
+  double wall_s = 0;               // host time of the simulation
+};
+
+// Throws ConfigError for an invalid layout (one line) or bad input.
+TrainResult run_train_job(const TrainJob& job);
+
+// Every valid layout of `gpus` GPUs with t in `tps` and p in `pps` (empty: any), the job's other
+// settings, simulated and sorted by iteration time. Throws ConfigError when none is valid.
+std::vector<TrainResult> run_layout_sweep(const TrainJob& base, int gpus, const std::vector<int>& tps,
+                                          const std::vector<int>& pps);
+
+}  // namespace gpuscale::par

@@ -1,0 +1,83 @@
+// The 1F1B iteration on SimGrid (one engine per test process): with uniform stages and free
+// communication its bubble is (p-1)/(m+p-1); the tensor-parallel allreduce puts
+// 2(t-1)/t x its bytes on the links leaving each GPU; the data-parallel exchange comes after the
+// pipeline and lengthens the iteration.
+#include <gtest/gtest.h>
+
+#include "sim/parallel/layout.hpp"
+#include "sim/parallel/pipeline_sim.hpp"
+#include "sim/replay/machine_setup.hpp"
+
+namespace gpuscale::par {
+namespace {
+
+struct Machine {
+  explicit Machine(int gpus)
+      : topology(sim::machine_for("dgx-h200-superpod", {}, gpus)),
+        router(topology, topology.default_routing()) {}
+  topo::Topology topology;
+  topo::Router router;
+};
+
+PipelineJob uniform_job(const Machine& m, int tp, int pp, int dp, int micro_batches) {
+  PipelineJob job;
+  job.machine = &m.topology;
+  job.router = &m.router;
+  job.placement = sim::place_job(m.topology, tp * pp * dp);
+  job.tp = tp;
+  job.pp = pp;
+  job.dp = dp;
+  job.micro_batches = micro_batches;
+  job.stages.assign(static_cast<size_t>(pp), StageWork{.forward_s = 0.010, .backward_s = 0.020});
+  return job;  // activation_bytes 0: sends pay their routes' latency only (about a microsecond)
+}
+
+// Uniform stages (F 10 ms, B 20 ms) and zero-byte sends on 4 DGX H200 nodes: every stage is
+// busy m (F + B) and the pipeline lasts (m + p - 1)(F + B). One engine per process: one case
+// per test.
+void expect_closed_form_bubble(int pp, int mb) {
+  const Machine m(32);
+  const PipelineResult r = simulate_pipeline(uniform_job(m, 1, pp, 1, mb));
+  EXPECT_NEAR(r.bubble / bubble_fraction(pp, mb), 1, 0.01);
+  EXPECT_NEAR(r.pipeline_s, (mb + pp - 1) * 0.030, 1e-3);
+  for (const StageResult& s : r.stages) EXPECT_NEAR(s.busy_s, mb * 0.030, 1e-9);
+}
+
+TEST(PipelineSim, ClosedFormBubbleFourStagesEightMicroBatches) { expect_closed_form_bubble(4, 8); }
+TEST(PipelineSim, ClosedFormBubbleEightStages32MicroBatches) { expect_closed_form_bubble(8, 32); }
+TEST(PipelineSim, ClosedFormBubble32StagesOverNodes) { expect_closed_form_bubble(32, 64); }
+
+TEST(PipelineSim, TensorParallelAllreduceSendsItsRingShareFromEveryGpu) {
+  const Machine m(8);
+  PipelineJob job = uniform_job(m, 8, 1, 1, 2);
+  job.protocol = "simple";  // no LL/LL128 flag bytes on the wire
+  // GPT-3 175B, b = 1: s b h x 2 bytes per allreduce.
+  job.tp_allreduce_bytes = 2048.0 * 12288 * 2;
+  job.stages[0].forward_allreduces = 2 * 6;
+  job.stages[0].backward_allreduces = 2 * 6;
+  const PipelineResult r = simulate_pipeline(job);
+  // Per GPU, per layer and micro-batch, forward and backward: 4 x 2(t-1)/t x s b h x 2 bytes.
+  EXPECT_NEAR(4 * r.tp_bytes_per_gpu, 4 * 2.0 * 7 / 8 * 2048 * 12288 * 2, 1.0);
+  EXPECT_GT(r.tp_allreduce_s, 0);
+  // Each pass is its kernels and then its 12 allreduces.
+  EXPECT_NEAR(r.stages[0].busy_s, 2 * (0.030 + 24 * r.tp_allreduce_s), 1e-9);
+}
+
+TEST(PipelineSim, DataParallelExchangeFollowsThePipeline) {
+  const Machine m(32);
+  PipelineJob job = uniform_job(m, 8, 2, 2, 4);
+  job.tp_allreduce_bytes = 1e6;
+  for (StageWork& s : job.stages) {
+    s.gradient_bytes = 1e9;
+    s.optimizer_s = 0.005;
+  }
+  const PipelineResult r = simulate_pipeline(job);
+  for (const StageResult& s : r.stages) {
+    EXPECT_GT(s.dp_s, 2.0 * 1 / 2 * 1e9 / 50e9);  // at least 2(d-1)/d S over one 50 GB/s NIC
+    EXPECT_NEAR(s.end_s, s.last_backward_s + s.dp_s + 0.005, 1e-9);
+  }
+  EXPECT_GT(r.iteration_s, r.pipeline_s + 0.02);
+}
+
+}  // namespace
+}  // namespace gpuscale::par
