@@ -1,6 +1,7 @@
 // The shipped machines load, validate and route, and match the facts of ../shared/brief.md:
 // the DGX-1V NVLink matrix (§2), the P100 cube (§2), the C4140 configurations and the other
-// Dell machines of §4, Sierra nodes (§5) and a 512-GPU Lassen.
+// Dell machines of §4, Sierra nodes (§5) and a 512-GPU Lassen; the NVSwitch machines (DGX-2,
+// DGX A100, DGX H100, DGX H200) match the facts their files cite.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/compute/gpu_spec.hpp"
 #include "topologies/src/rings.hpp"
 #include "topologies/src/routing.hpp"
 #include "topologies/src/topology_loader.hpp"
@@ -24,6 +26,7 @@ Topology load(const std::string& name, const std::vector<std::string>& overrides
 
 
 int gpu(const Topology& t, const std::string& name) { return *t.find_device(name); }
+int device(const Topology& t, const std::string& name) { return *t.find_device(name); }
 
 int nvlink_lanes(const Topology& t, int a, int b) {
   const auto k = t.nvlink_between(a, b);
@@ -49,6 +52,33 @@ int count_of(const Topology& t, DeviceKind kind) {
                                         [kind](const Device& d) { return d.kind == kind; }));
 }
 
+// The PCIe switch a GPU or NIC hangs off: the other end of its one PCIe link.
+int pcie_parent(const Topology& t, int d) {
+  int parent = -1;
+  for (int k : t.links_of(d)) {
+    if (t.links()[k].kind == LinkKind::Pcie) parent = t.links()[k].other(d);
+  }
+  return parent;
+}
+
+// The device a GPU's NVLinks lead to, and how many lanes: NVSwitch machines have exactly one.
+std::pair<int, int> nvlink_uplink(const Topology& t, int gpu) {
+  std::pair<int, int> up{-1, 0};
+  for (int k : t.links_of(gpu)) {
+    const Link& l = t.links()[k];
+    if (l.kind != LinkKind::NvLink) continue;
+    EXPECT_EQ(up.first, -1) << t.devices()[gpu].name << " has more than one NVLink link";
+    up = {l.other(gpu), l.lanes};
+  }
+  return up;
+}
+
+double route_bandwidth(const Topology& t, const std::string& a, const std::string& b) {
+  const Route r = Router(t, t.default_routing()).route(gpu(t, a), gpu(t, b));
+  EXPECT_EQ(r.kind, RouteKind::NvSwitch) << a << "-" << b;
+  return r.legs.at(0).bandwidth(t).value;
+}
+
 // brief §2: `nvidia-smi topo -m` on a DGX-1 with V100.
 constexpr int kDgx1VoltaNvlinks[8][8] = {
     {0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0},
@@ -60,7 +90,8 @@ TEST(ShippedMachines, EveryMachineLoadsValidatesAndRoutesInEveryMode) {
   const auto names = shipped_topologies().names();
   for (const char* expected :
        {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m", "dss8440", "r740", "t640",
-        "r940xa", "precision-5820", "sierra-node", "lassen", "dgx-h200"}) {
+        "r940xa", "precision-5820", "sierra-node", "lassen", "dgx-h200", "dgx-h200-superpod",
+        "dgx-2", "dgx-a100", "dgx-h100", "dgx-h100-superpod"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));
   }
   for (const auto& name : names) {
@@ -347,6 +378,154 @@ TEST(ShippedMachines, DgxH200JoinsEveryGpuThroughTheNvswitchFabric) {
     }
     EXPECT_TRUE(on_cpu) << g << " on " << cpu;
   }
+}
+
+// DGX-2 (topologies/dgx-2.yaml, NVIDIA's Fabric Manager guide): 16 V100 on two baseboards; each
+// GPU's 6 NVLink 2 links (one per NVSwitch chip of its board) reach its board's fabric, 6 x 25 GB/s;
+// the boards meet only switch to switch, 6 chips x 8 NVLinks = 48. Every pair is an NVSwitch
+// route at a GPU's 6 links (x 0.97, the measured copy), cross-board pairs over the trunk, which
+// carries a whole board at full rate; thinning the trunk by --set slows only cross-board pairs.
+TEST(ShippedMachines, Dgx2JoinsItsTwoBaseboardsByA48LaneNvlinkTrunk) {
+  const Topology t = load("dgx-2");
+  ASSERT_EQ(t.gpus().size(), 16u);
+  EXPECT_EQ(count_of(t, DeviceKind::NvSwitch), 2);
+  EXPECT_EQ(count_of(t, DeviceKind::Nic), 8);
+  EXPECT_EQ(count_of(t, DeviceKind::Cpu), 2);
+  const int board[2] = {device(t, "nvswitch0"), device(t, "nvswitch1")};
+  const Link& trunk = t.links()[0];
+  EXPECT_EQ(std::minmax(trunk.a, trunk.b), std::minmax(board[0], board[1]));
+  EXPECT_EQ(trunk.kind, LinkKind::NvLink);
+  EXPECT_EQ(trunk.lanes, 6 * 8);
+  const double gpu_link = 6 * 25e9;
+  EXPECT_DOUBLE_EQ(trunk.bandwidth.value, 8 * gpu_link) << "non-blocking between the boards";
+  for (int i = 0; i < 16; ++i) {
+    const int a = t.gpus()[i];
+    EXPECT_EQ(t.devices()[a].model, "V100-SXM2");
+    EXPECT_DOUBLE_EQ(t.devices()[a].memory->value, 32e9);
+    EXPECT_EQ(nvlink_uplink(t, a), std::make_pair(board[i / 8], 6));
+  }
+  const Router router(t, t.default_routing());
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) {
+      if (i == j) continue;
+      const int a = t.gpus()[i], b = t.gpus()[j];
+      const Route r = router.route(a, b);
+      EXPECT_EQ(r.kind, RouteKind::NvSwitch);
+      ASSERT_EQ(r.legs.size(), 1u);
+      const std::vector<int> expected =
+          i / 8 == j / 8 ? std::vector<int>{a, board[i / 8], b}
+                         : std::vector<int>{a, board[i / 8], board[j / 8], b};
+      EXPECT_EQ(r.legs[0].devices, expected) << i << "-" << j;
+      EXPECT_NEAR(r.legs[0].bandwidth(t).value, 0.97 * gpu_link, 1e3) << i << "-" << j;
+    }
+  }
+  const Topology thin = load("dgx-2", {"links.0.lanes=4"});
+  EXPECT_NEAR(route_bandwidth(thin, "gpu3", "gpu12"), 0.97 * 4 * 25e9, 1e3);
+  EXPECT_NEAR(route_bandwidth(thin, "gpu3", "gpu5"), 0.97 * gpu_link, 1e3);
+  const Topology slow = load("dgx-2", {"links.0.lane_bandwidth=2GB/s"});
+  EXPECT_NEAR(route_bandwidth(slow, "gpu0", "gpu15"), 0.97 * 48 * 2e9, 1e3);
+  // PCIe: GPU pairs share a switch with their NIC; pairs (0,1) and (2,3) share the switch above.
+  EXPECT_EQ(pcie_parent(t, gpu(t, "gpu0")), pcie_parent(t, gpu(t, "gpu1")));
+  EXPECT_EQ(pcie_parent(t, gpu(t, "gpu0")), pcie_parent(t, device(t, "nic0")));
+  EXPECT_EQ(pcie_parent(t, gpu(t, "gpu14")), pcie_parent(t, device(t, "nic7")));
+  const Route pcie = Router(t, RoutingMode::Pcie).route(gpu(t, "gpu0"), gpu(t, "gpu2"));
+  EXPECT_EQ(pcie.legs.at(0).devices.size(), 5u);  // gpu0, switch, switch above, switch, gpu2
+  const Route across = Router(t, RoutingMode::HostStaged).route(gpu(t, "gpu0"), gpu(t, "gpu8"));
+  EXPECT_EQ(across.kind, RouteKind::NvSwitch);  // peer access everywhere over NVLink
+}
+
+// DGX A100 (topologies/dgx-a100.yaml): 8 A100 40 GB, each with 12 NVLink 3 links (2 to each of
+// the 6 NVSwitch chips) to one fabric device, 12 x 25 GB/s = 300 GB/s per direction, the 600 GB/s
+// bidirectional NVIDIA quotes; each GPU pair shares a PCIe Gen4 switch with two HDR NICs.
+TEST(ShippedMachines, DgxA100JoinsEveryA100ByTwelveNvlinksThroughTheNvswitchFabric) {
+  const Topology t = load("dgx-a100");
+  ASSERT_EQ(t.gpus().size(), 8u);
+  EXPECT_EQ(count_of(t, DeviceKind::NvSwitch), 1);
+  EXPECT_EQ(count_of(t, DeviceKind::PcieSwitch), 4);
+  EXPECT_EQ(count_of(t, DeviceKind::Nic), 8);
+  EXPECT_EQ(count_of(t, DeviceKind::Cpu), 2);
+  const int sw = device(t, "nvswitch");
+  const Router router(t, t.default_routing());
+  for (int a : t.gpus()) {
+    EXPECT_EQ(t.devices()[a].model, "A100-SXM4-40GB");
+    EXPECT_DOUBLE_EQ(t.devices()[a].memory->value, 40e9);
+    EXPECT_EQ(nvlink_uplink(t, a), std::make_pair(sw, 12));
+    for (int b : t.gpus()) {
+      if (a == b) continue;
+      const Route r = router.route(a, b);
+      EXPECT_EQ(r.kind, RouteKind::NvSwitch);
+      ASSERT_EQ(r.legs.size(), 1u);
+      EXPECT_EQ(r.legs[0].devices, (std::vector<int>{a, sw, b}));
+      EXPECT_DOUBLE_EQ(r.legs[0].bandwidth(t).value, 12 * 25e9);
+      EXPECT_DOUBLE_EQ(2 * r.legs[0].bandwidth(t).value, 600e9);
+    }
+  }
+  // A what-if on one GPU's switch link (link 0 is gpu0's) slows that GPU's pairs only.
+  const Topology half = load("dgx-a100", {"links.0.lane_bandwidth=12.5GB/s"});
+  EXPECT_DOUBLE_EQ(route_bandwidth(half, "gpu0", "gpu6"), 12 * 12.5e9);
+  EXPECT_DOUBLE_EQ(route_bandwidth(half, "gpu1", "gpu6"), 12 * 25e9);
+  for (int pair = 0; pair < 4; ++pair) {
+    const int sw_of_pair = pcie_parent(t, gpu(t, fmt::format("gpu{}", 2 * pair)));
+    EXPECT_EQ(pcie_parent(t, gpu(t, fmt::format("gpu{}", 2 * pair + 1))), sw_of_pair);
+    EXPECT_EQ(pcie_parent(t, device(t, fmt::format("nic{}", 2 * pair))), sw_of_pair);
+    EXPECT_EQ(pcie_parent(t, device(t, fmt::format("nic{}", 2 * pair + 1))), sw_of_pair);
+    int cpu = -1;
+    for (int k : t.links_of(sw_of_pair)) {
+      const int other = t.links()[k].other(sw_of_pair);
+      if (t.devices()[other].kind == DeviceKind::Cpu) cpu = other;
+    }
+    EXPECT_EQ(cpu, device(t, pair < 2 ? "cpu0" : "cpu1")) << "pair " << pair;
+  }
+}
+
+// DGX H100 (topologies/dgx-h100.yaml derives from dgx-h200.yaml): the same chassis, NVSwitch
+// fabric (18 NVLink 4 links per GPU, 450 GB/s per direction), PCIe, NICs and CPUs, with H100 SXM5
+// 80 GB GPUs, whose spec (topologies/gpus/h100-sxm.yaml) holds the H100 datasheet's figures.
+TEST(ShippedMachines, DgxH100IsTheDgxH200ChassisWithH100Gpus) {
+  const Topology h100 = load("dgx-h100");
+  const Topology h200 = load("dgx-h200");
+  ASSERT_EQ(h100.devices().size(), h200.devices().size());
+  for (std::size_t d = 0; d < h100.devices().size(); ++d) {
+    const Device& a = h100.devices()[d];
+    const Device& b = h200.devices()[d];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.kind, b.kind);
+    if (a.kind == DeviceKind::Gpu) {
+      EXPECT_EQ(a.model, "H100-SXM");
+      EXPECT_DOUBLE_EQ(a.memory->value, 80e9);
+      EXPECT_EQ(b.model, "H200-SXM");
+    } else {
+      EXPECT_EQ(a.model, b.model);
+    }
+  }
+  ASSERT_EQ(h100.links().size(), h200.links().size());
+  for (std::size_t k = 0; k < h100.links().size(); ++k) {
+    EXPECT_EQ(h100.links()[k].id, h200.links()[k].id);
+    EXPECT_EQ(h100.links()[k].lanes, h200.links()[k].lanes);
+    EXPECT_DOUBLE_EQ(h100.links()[k].effective_bandwidth().value,
+                     h200.links()[k].effective_bandwidth().value);
+  }
+  const int sw = device(h100, "nvswitch");
+  for (int a : h100.gpus()) {
+    EXPECT_EQ(nvlink_uplink(h100, a), std::make_pair(sw, 5 + 4 + 4 + 5));
+  }
+  EXPECT_DOUBLE_EQ(route_bandwidth(h100, "gpu0", "gpu7"), 18 * 25e9);
+  EXPECT_DOUBLE_EQ(2 * route_bandwidth(h100, "gpu2", "gpu5"), 900e9);
+  const Topology slow = load("dgx-h100", {"link_kinds.nvlink.lane_bandwidth=20GB/s"});
+  EXPECT_DOUBLE_EQ(route_bandwidth(slow, "gpu0", "gpu7"), 18 * 20e9);
+
+  const compute::GpuSpec spec = compute::load_gpu_spec("H100-SXM");
+  EXPECT_DOUBLE_EQ(spec.memory.value, 80e9);
+  EXPECT_DOUBLE_EQ(spec.memory_bandwidth.value, 3.35e12);
+  EXPECT_EQ(spec.sm_count, 132);
+  EXPECT_DOUBLE_EQ(spec.peak_tensor->value, 989.4e12);
+  EXPECT_NEAR(spec.peak_fp32.value, spec.sm_count * 128 * 2 * spec.boost_clock.value, 0.2e12);
+
+  const Topology pod = load("dgx-h100-superpod", {"cluster.nodes=2"});
+  EXPECT_EQ(pod.gpus().size(), 16u);
+  for (int g : pod.gpus()) EXPECT_EQ(pod.devices()[g].model, "H100-SXM");
+  const Route far = Router(pod, pod.default_routing()).route(pod.gpus().front(), pod.gpus().back());
+  EXPECT_EQ(far.kind, RouteKind::Network);
 }
 
 }  // namespace
