@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "topologies/src/routing.hpp"
 #include "topologies/src/topology_loader.hpp"
 
@@ -152,6 +156,61 @@ TEST(ClusterRouting, FatTreeSizesFollowRadixAndTaper) {
   EXPECT_EQ(rail.leaf_device.size(), 6u);
   EXPECT_EQ(rail.spine_device.size(), 2u);
   EXPECT_EQ(t.links()[rail.trunk[0][0]].lanes, 6 * 4);
+}
+
+// Beyond a two-level tree's 36 x 24 = 864 nodes, Lassen's rails grow a third level: pods of 18
+// leaves (432 nodes) with 12 spines each, spine a of every pod joined to the 18 cores of group a.
+TEST(ClusterRouting, ALargerClusterGrowsAThirdLevelOfCores) {
+  const Topology t = Topology::build(
+      load_topology_config("lassen", {"cluster.nodes=1000", "cluster.network.rails=1"}));
+  const Fabric& f = *t.fabric();
+  EXPECT_EQ(f.leaves_per_pod, 18);
+  EXPECT_EQ(f.spines_per_pod, 12);
+  EXPECT_EQ(f.cores_per_group, 18);
+  const Fabric::Rail& rail = f.rails[0];
+  EXPECT_EQ(rail.leaf_device.size(), 42u);        // ceil(1000 / 24)
+  EXPECT_EQ(rail.spine_device.size(), 3u * 12);   // 3 pods
+  EXPECT_EQ(rail.core_device.size(), 12u * 18);
+  // Every switch uses at most its 36 ports (4 lanes each): count the lanes on each.
+  std::map<int, int> lanes;
+  for (const Link& l : t.links()) {
+    lanes[l.a] += l.lanes;
+    lanes[l.b] += l.lanes;
+  }
+  for (const auto& [device, used] : lanes) {
+    if (t.devices()[device].kind == DeviceKind::NetworkSwitch) {
+      EXPECT_LE(used, 36 * 4) << t.devices()[device].name;
+    }
+  }
+  // A spine's ports split evenly: 18 leaves below, 18 cores above.
+  EXPECT_EQ(lanes[rail.spine_device[0]], 36 * 4);
+
+  const Router router(t, t.default_routing());
+  const int per_node = f.devices_per_node;
+  auto switches_on = [&](const Route& r) {
+    std::vector<std::string> names;
+    for (int d : r.devices()) {
+      if (t.devices()[d].kind == DeviceKind::NetworkSwitch) names.push_back(t.devices()[d].name);
+    }
+    return names;
+  };
+  const int g = t.gpus()[0];
+  EXPECT_EQ(switches_on(router.route(g, g + 30 * per_node)).size(), 3u);  // same pod
+  // Node 999: leaf 41 of pod 2; spine 999 mod 12 = 3, core (999 / 12) mod 18 = 11 of group 3.
+  EXPECT_EQ(switches_on(router.route(g, g + 999 * per_node)),
+            (std::vector<std::string>{"r0.leaf0", "r0.pod0.spine3", "r0.core65", "r0.pod2.spine3",
+                                      "r0.leaf41"}));
+}
+
+TEST(ClusterRouting, TwoLevelsThatCannotHoldTheNodesIsAnErrorNamingLevels) {
+  try {
+    load_topology_config("lassen", {"cluster.nodes=1000", "cluster.network.levels=2"});
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("1000 nodes exceed what a 2-level fat tree of "
+                                               "radix 36 and taper 2 holds (864 nodes; set "
+                                               "levels: 3"));
+  }
 }
 
 }  // namespace

@@ -505,25 +505,27 @@ TEST(TopologyErrors, ClusterWithMoreRailsThanNicsNamesTheRailsLine) {
   EXPECT_THAT(f.message, ErrorAt(at(f.path, 7), "2 rails need 2 NICs"));
 }
 
-TEST(TopologyErrors, ClusterTooBigForATwoLevelFatTree) {
+// Radix 8 at taper 1: 4 nodes a leaf; two levels hold 8 leaves (32 nodes), three levels 8 pods of
+// 4 leaves (128 nodes).
+TEST(TopologyErrors, ClusterTooBigForAThreeLevelFatTree) {
   write_temp_file("node.yaml", kNode);
-  const Failure f = fail("too-many.yaml", cluster_text(33, 1, 8));
+  const Failure f = fail("too-many.yaml", cluster_text(129, 1, 8));
   EXPECT_THAT(f.message, StartsWith(f.path + ":"));
-  EXPECT_THAT(f.message, HasSubstr("33 nodes exceed what a two-level fat tree of radix 8 and "
-                                   "taper 1 holds (32 nodes;"));
+  EXPECT_THAT(f.message, HasSubstr("129 nodes exceed what a 3-level fat tree of radix 8 and "
+                                   "taper 1 holds (128 nodes; raise switch_radix or taper)"));
   EXPECT_THAT(f.message, Not(HasSubstr("\n")));
 }
 
 TEST(TopologyErrors, ClusterTooBigNamesTheNodesLine) {
   write_temp_file("node.yaml", kNode);
-  const Failure f = fail("too-many-line.yaml", cluster_text(33, 1, 8));
-  EXPECT_THAT(f.message, ErrorAt(at(f.path, 4), "33 nodes exceed"));
+  const Failure f = fail("too-many-line.yaml", cluster_text(129, 1, 8));
+  EXPECT_THAT(f.message, ErrorAt(at(f.path, 4), "129 nodes exceed"));
 }
 
 TEST(TopologyErrors, ClusterTooBigByOverrideNamesTheOption) {
   write_temp_file("node.yaml", kNode);
-  const Failure f = fail("too-many-set.yaml", cluster_text(2, 1, 8), {"cluster.nodes=33"});
-  EXPECT_THAT(f.message, ErrorAt("--set cluster.nodes=33", "33 nodes exceed"));
+  const Failure f = fail("too-many-set.yaml", cluster_text(2, 1, 8), {"cluster.nodes=129"});
+  EXPECT_THAT(f.message, ErrorAt("--set cluster.nodes=129", "129 nodes exceed"));
 }
 
 TEST(TopologyErrors, OverrideOfTheClusterNodeIsNotIgnored) {
@@ -576,7 +578,7 @@ TEST(TopologyErrors, EveryMessageIsOneLine) {
         "devices.gpu9.kind=gpu", "name.x=1", "devices=1", "=1", "links"}) {
     messages.push_back(config_error_of([&] { load_build_route(pair, {set}); }));
   }
-  for (const char* set : {"cluster.nodes=0", "cluster.nodes=33", "cluster.network.rails=2",
+  for (const char* set : {"cluster.nodes=0", "cluster.nodes=129", "cluster.network.rails=2",
                           "cluster.network.switch_radix=2", "cluster.network.link.kind=ethernet",
                           "cluster.network.taper=x"}) {
     messages.push_back(config_error_of([&] { load_build_route(cluster, {set}); }));

@@ -39,7 +39,7 @@ int add_switch(ExpandedMachine& out, std::string name, const FatTreeConfig& net)
   out.devices.push_back(Device{std::move(name), DeviceKind::NetworkSwitch, "fat-tree switch",
                                std::nullopt,
                                {{net.link_kind, net.switch_radix * net.link_lanes}},
-                               net.switch_latency, -1, net.origin});
+                               net.switch_latency, -1, net.origin, 0, Hertz{}});
   return static_cast<int>(out.devices.size()) - 1;
 }
 
@@ -50,6 +50,14 @@ int add_fabric_link(ExpandedMachine& out, int a, int b, int ports, const LinkKin
                            lanes, BytesPerSecond{lanes * kind.lane_bandwidth.value},
                            kind.efficiency, kind.latency, net.origin});
   return static_cast<int>(out.links.size()) - 1;
+}
+
+// The fewest spines whose ports take every leaf's share of up-links in a two-level tree; `up`
+// spines always do, since then each leaf needs one port per spine and leaves <= radix.
+int two_level_spines(int leaves, int up, int radix) {
+  int spines = leaves == 1 ? 0 : (leaves * up + radix - 1) / radix;
+  while (spines > 0 && spines < up && leaves * ((up + spines - 1) / spines) > radix) ++spines;
+  return spines;
 }
 
 void add_fat_trees(const TopologyConfig& config, ExpandedMachine& out) {
@@ -70,12 +78,19 @@ void add_fat_trees(const TopologyConfig& config, ExpandedMachine& out) {
   const int down = net.leaf_node_ports();
   const int up = net.leaf_up_links();
   const int leaves = (cluster.nodes + down - 1) / down;
-  // The fewest spines whose ports take every leaf's share of up-links; `up` spines always do,
-  // since then each leaf needs one port per spine and leaves <= radix.
-  int spines = leaves == 1 ? 0 : (leaves * up + net.switch_radix - 1) / net.switch_radix;
-  while (spines > 0 && spines < up && leaves * ((up + spines - 1) / spines) > net.switch_radix) {
-    ++spines;
+  if (net.levels_for(cluster.nodes) == 2) {
+    fabric.leaves_per_pod = leaves;
+    fabric.spines_per_pod = two_level_spines(leaves, up, net.switch_radix);
+  } else {
+    // Each leaf sends one cable to each spine of its pod; each spine gives half its ports to the
+    // pod's leaves and half to its core group, one cable per core.
+    fabric.leaves_per_pod = net.switch_radix / 2;
+    fabric.spines_per_pod = up;
+    fabric.cores_per_group = net.switch_radix / 2;
   }
+  const int pods = (leaves + fabric.leaves_per_pod - 1) / fabric.leaves_per_pod;
+  const int spines = fabric.spines_per_pod;
+  const int cores = pods > 1 ? spines * fabric.cores_per_group : 0;
   const LinkKindConfig& kind = config.link_kinds.at(net.link_kind);
 
   for (int r = 0; r < net.rails; ++r) {
@@ -83,8 +98,13 @@ void add_fat_trees(const TopologyConfig& config, ExpandedMachine& out) {
     for (int l = 0; l < leaves; ++l) {
       rail.leaf_device.push_back(add_switch(out, fmt::format("r{}.leaf{}", r, l), net));
     }
-    for (int s = 0; s < spines; ++s) {
-      rail.spine_device.push_back(add_switch(out, fmt::format("r{}.spine{}", r, s), net));
+    for (int i = 0; i < pods * spines; ++i) {
+      const std::string name = pods > 1 ? fmt::format("r{}.pod{}.spine{}", r, i / spines, i % spines)
+                                        : fmt::format("r{}.spine{}", r, i);
+      rail.spine_device.push_back(add_switch(out, name, net));
+    }
+    for (int c = 0; c < cores; ++c) {
+      rail.core_device.push_back(add_switch(out, fmt::format("r{}.core{}", r, c), net));
     }
     for (int node = 0; node < cluster.nodes; ++node) {
       const int leaf = node / down;
@@ -94,10 +114,22 @@ void add_fat_trees(const TopologyConfig& config, ExpandedMachine& out) {
     }
     rail.trunk.assign(leaves, std::vector<int>(spines, -1));
     for (int l = 0; l < leaves; ++l) {
-      for (int s = 0; s < spines; ++s) {
-        const int cables = up / spines + (s < up % spines ? 1 : 0);
-        rail.trunk[l][s] =
-            add_fabric_link(out, rail.leaf_device[l], rail.spine_device[s], cables, kind, net);
+      const int pod = l / fabric.leaves_per_pod;
+      for (int a = 0; a < spines; ++a) {
+        const int cables = up / spines + (a < up % spines ? 1 : 0);
+        rail.trunk[l][a] = add_fabric_link(out, rail.leaf_device[l],
+                                           rail.spine_device[pod * spines + a], cables, kind, net);
+      }
+    }
+    if (cores > 0) {
+      rail.core_trunk.assign(pods * spines, std::vector<int>(fabric.cores_per_group, -1));
+      for (int i = 0; i < pods * spines; ++i) {
+        const int group = i % spines;
+        for (int j = 0; j < fabric.cores_per_group; ++j) {
+          rail.core_trunk[i][j] = add_fabric_link(
+              out, rail.spine_device[i],
+              rail.core_device[group * fabric.cores_per_group + j], 1, kind, net);
+        }
       }
     }
     fabric.rails.push_back(std::move(rail));

@@ -296,9 +296,17 @@ Route Router::network_route(int src, int dst) const {
   append(leg, topology_, plane.node_uplink[src_node]);
   const int src_leaf = plane.node_leaf[src_node], dst_leaf = plane.node_leaf[dst_node];
   if (src_leaf != dst_leaf) {
-    // Static destination-based spine choice, as InfiniBand's subnet manager programs it.
-    const int spine = dst_node % static_cast<int>(plane.spine_device.size());
+    // Static destination-based choices of spine and core, as InfiniBand's subnet manager
+    // programs them (d-mod-k): a destination's packets always climb to the same switches.
+    const int spines = fabric.spines_per_pod;
+    const int spine = dst_node % spines;
+    const int src_pod = src_leaf / fabric.leaves_per_pod, dst_pod = dst_leaf / fabric.leaves_per_pod;
     append(leg, topology_, plane.trunk[src_leaf][spine]);
+    if (src_pod != dst_pod) {
+      const int core = (dst_node / spines) % fabric.cores_per_group;
+      append(leg, topology_, plane.core_trunk[src_pod * spines + spine][core]);
+      append(leg, topology_, plane.core_trunk[dst_pod * spines + spine][core]);
+    }
     append(leg, topology_, plane.trunk[dst_leaf][spine]);
   }
   append(leg, topology_, plane.node_uplink[dst_node]);

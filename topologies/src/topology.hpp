@@ -45,17 +45,25 @@ struct Link {
 // How a cluster's nodes are laid out in the device and link vectors, and its fat tree. Node i's
 // copy of template device j is device i * devices_per_node + j (links likewise), so a route found
 // inside node 0 serves every node by an offset.
+// Each rail's fat tree. Leaves are grouped into pods of `leaves_per_pod`, each pod with
+// `spines_per_pod` spines of its own (a two-level tree is one pod); in a three-level tree, spine
+// `a` of every pod joins the `cores_per_group` cores of group `a`, one cable to each.
 struct Fabric {
   struct Rail {
     std::vector<int> node_leaf;      // leaf index of each node
     std::vector<int> node_uplink;    // link NIC -> leaf of each node
     std::vector<int> leaf_device;    // device index of each leaf switch
-    std::vector<int> spine_device;   // device index of each spine switch
-    std::vector<std::vector<int>> trunk;  // [leaf][spine] link index
+    std::vector<int> spine_device;   // device index of spine a of pod p, at p * spines_per_pod + a
+    std::vector<std::vector<int>> trunk;  // [leaf][a] link index, leaf to spine a of its pod
+    std::vector<int> core_device;    // core j of group a at a * cores_per_group + j
+    std::vector<std::vector<int>> core_trunk;  // [p * spines_per_pod + a][j] link index
   };
   int nodes = 1;
   int devices_per_node = 0;
   int links_per_node = 0;
+  int leaves_per_pod = 1;
+  int spines_per_pod = 0;
+  int cores_per_group = 0;  // 0: two levels
   std::vector<int> rail_nic;  // template device index of the NIC on each rail
   std::vector<Rail> rails;
 };

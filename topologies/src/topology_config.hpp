@@ -64,6 +64,7 @@ struct FatTreeConfig {
   int rails = 1;
   int taper = 1;          // leaf down-links per up-link
   int switch_radix = 36;  // ports per switch
+  int levels = 0;         // 2 (leaf, spine) or 3 (leaf, spine, core); 0: the fewest that hold the nodes
   Seconds switch_latency;
   LinkKind link_kind = LinkKind::InfiniBand;
   int link_lanes = 4;     // lanes of one port
@@ -72,8 +73,18 @@ struct FatTreeConfig {
   // A leaf's node ports: taper down-links per up-link, the rest of its ports up.
   int leaf_node_ports() const { return switch_radix * taper / (taper + 1); }
   int leaf_up_links() const { return switch_radix - leaf_node_ports(); }
-  // Every spine port takes one leaf at least, so a two-level tree has at most radix leaves.
-  int max_nodes() const { return leaf_node_ports() * switch_radix; }
+  // Two levels: every spine port takes one leaf at least, so at most radix leaves. Three levels
+  // (a pod is a two-level tree whose spines give half their ports to its leaves and half to the
+  // cores; each core takes one spine of every pod): radix/2 leaves a pod, at most radix pods.
+  int max_nodes(int tree_levels) const {
+    const int leaves = tree_levels == 2 ? switch_radix : switch_radix * (switch_radix / 2);
+    return leaf_node_ports() * leaves;
+  }
+  // The levels a cluster of `nodes` gets: `levels` if set, else 2 when a two-level tree holds them.
+  int levels_for(int nodes) const {
+    if (levels != 0) return levels;
+    return nodes <= max_nodes(2) ? 2 : 3;
+  }
 };
 
 struct ClusterConfig {

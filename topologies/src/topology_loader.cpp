@@ -193,8 +193,8 @@ std::vector<LinkConfig> read_links(const ConfigNode& node, const std::vector<Dev
 }
 
 // Also checks that the cluster can be built, at the line (or --set) of the value at fault: the
-// node has a NIC per rail, the switches have node and up-link ports, and a two-level fat tree
-// of this radix holds the nodes (FatTreeConfig holds the sizing rule).
+// node has a NIC per rail, the switches have node and up-link ports, and a fat tree of this
+// radix and its levels holds the nodes (FatTreeConfig holds the sizing rule).
 ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfig>& devices,
                            const std::map<LinkKind, LinkKindConfig>& link_kinds) {
   MapReader r(node, "cluster", {"node", "nodes", "network"});
@@ -215,7 +215,7 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfi
   }
 
   MapReader n(r.require("network", "{topology: fat_tree, ...}"), "cluster network",
-              {"topology", "rails", "taper", "switch_radix", "switch_latency", "link"});
+              {"topology", "rails", "taper", "switch_radix", "levels", "switch_latency", "link"});
   const ConfigNode& topology = n.require("topology", "fat_tree");
   if (read_string(topology, "'topology' of cluster network") != "fat_tree") {
     throw ConfigError(topology.origin(),
@@ -228,6 +228,10 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfi
   f.taper = static_cast<int>(read_integer(n.require("taper", "1"), "'taper' of cluster network", 1, 64));
   const ConfigNode& radix = n.require("switch_radix", "36");
   f.switch_radix = static_cast<int>(read_integer(radix, "'switch_radix' of cluster network", 4, 1024));
+  const ConfigNode* levels = n.find("levels");
+  if (levels != nullptr) {
+    f.levels = static_cast<int>(read_integer(*levels, "'levels' of cluster network", 2, 3));
+  }
   f.switch_latency = read_seconds(n.require("switch_latency", "90 ns"),
                                   "'switch_latency' of cluster network");
   MapReader link(n.require("link", "{kind: infiniband, lanes: 4}"), "cluster network link",
@@ -254,11 +258,15 @@ ClusterConfig read_cluster(const ConfigNode& node, const std::vector<DeviceConfi
                                                   "or up-link ports (raise switch_radix)",
                                                   f.switch_radix, f.taper));
   }
-  if (c.nodes > f.max_nodes()) {
-    throw ConfigError(nodes.origin(),
-                      fmt::format("{} nodes exceed what a two-level fat tree of radix {} and taper "
-                                  "{} holds ({} nodes; raise switch_radix or taper)",
-                                  c.nodes, f.switch_radix, f.taper, f.max_nodes()));
+  const int tree_levels = f.levels_for(c.nodes);
+  if (c.nodes > f.max_nodes(tree_levels)) {
+    const std::string fix = tree_levels == 2 ? "set levels: 3, or raise switch_radix or taper"
+                                             : "raise switch_radix or taper";
+    throw ConfigError(levels != nullptr && tree_levels == 2 ? levels->origin() : nodes.origin(),
+                      fmt::format("{} nodes exceed what a {}-level fat tree of radix {} and taper "
+                                  "{} holds ({} nodes; {})",
+                                  c.nodes, tree_levels, f.switch_radix, f.taper,
+                                  f.max_nodes(tree_levels), fix));
   }
   return c;
 }
