@@ -131,13 +131,18 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
 
 const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
     const coll::Schedule& schedule) {
-  // Schedules of one size differ only in their root, which names their first transfer's source.
-  const auto first_transfer =
-      std::find_if(schedule.ops.begin(), schedule.ops.end(),
-                   [](const coll::Op& op) { return op.kind == coll::Op::Kind::Transfer; });
-  const int first_src = first_transfer == schedule.ops.end() ? -1 : first_transfer->src;
-  auto [it, fresh] = lock_step_costs_.try_emplace(
-      {schedule.algorithm, schedule.payload_bytes, schedule.ops.size(), first_src});
+  // One algorithm's schedules of one size and op count differ in their root, which names their
+  // first transfer's source, or in their collective, which changes the bytes they move (a ring's
+  // allreduce and allgather have as many flows).
+  int first_src = -1;
+  double transfer_bytes = 0;
+  for (const coll::Op& op : schedule.ops) {
+    if (op.kind != coll::Op::Kind::Transfer) continue;
+    if (first_src < 0) first_src = op.src;
+    transfer_bytes += op.bytes;
+  }
+  auto [it, fresh] = lock_step_costs_.try_emplace(LockStepKey{
+      schedule.algorithm, schedule.payload_bytes, schedule.ops.size(), first_src, transfer_bytes});
   if (!fresh) return it->second;
   const RankRoute rank_route = [this](int a, int b) -> const topo::Route& {
     return route(a, b).route;

@@ -98,8 +98,9 @@ class ScheduleCompiler {
   std::map<std::pair<int, int>, PairRoute> routes_;
   std::map<std::pair<int, int>, HostLegs> host_legs_;
   std::vector<double> link_bytes_;
-  // By algorithm, payload, op count and first transfer's source.
-  std::map<std::tuple<std::string, double, size_t, int>, LockStepCost> lock_step_costs_;
+  // By algorithm, payload, op count, first transfer's source and bytes transferred.
+  using LockStepKey = std::tuple<std::string, double, size_t, int, double>;
+  std::map<LockStepKey, LockStepCost> lock_step_costs_;
   bool record_ops_ = false;
   std::vector<AppendedOp> appended_ops_;
 };

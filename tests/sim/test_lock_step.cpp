@@ -12,6 +12,7 @@
 #include "sim/replay/isolated.hpp"
 #include "sim/replay/lock_step.hpp"
 #include "sim/replay/machine_setup.hpp"
+#include "sim/replay/schedule_nodes.hpp"
 
 namespace gpuscale::sim {
 namespace {
@@ -124,6 +125,48 @@ TEST(LockStep, NcclPipelinesAgreeWithEveryFlowSimulated) {
       }
     }
   }
+}
+
+// The compiler keeps each lock-step schedule's cost for the next one alike; a ring allreduce and
+// a ring allgather of one size have as many flows from the same first rank, and must not share
+// it: one after the other they take the sum of their own costs.
+TEST(LockStep, AnAllgatherAfterAnAllreduceOfOneSizeKeepsItsOwnCost) {
+  const std::string out = run_isolated([] {
+    const topo::Topology machine = machine_for("lassen", {}, 32);
+    const Placement placement = place_job(machine, 32);
+    const topo::Router router(machine, machine.default_routing());
+    auto schedule = [&](coll::Collective kind) {
+      coll::CollectiveRequest request;
+      request.kind = kind;
+      request.bytes = 64e6;
+      request.ranks = 32;
+      request.rings = placement.rings;
+      request.node_of_rank = placement.node_of_rank;
+      request.protocol = coll::protocol_by_name("simple");
+      return coll::build_schedule("nccl_ring", request);
+    };
+    const coll::Schedule allreduce = schedule(coll::Collective::AllReduce);
+    const coll::Schedule allgather = schedule(coll::Collective::AllGather);
+    std::map<std::pair<int, int>, topo::Route> routes;
+    const RankRoute route = [&](int a, int b) -> const topo::Route& {
+      auto [it, fresh] = routes.try_emplace({a, b});
+      if (fresh) it->second = router.route(placement.gpus[size_t(a)], placement.gpus[size_t(b)]);
+      return it->second;
+    };
+    const double expected = lock_step_seconds(lock_step_depths(allreduce, machine, route), 0) +
+                            lock_step_seconds(lock_step_depths(allgather, machine, route), 0);
+    const auto engine = make_engine();
+    const SimgridPlatform platform =
+        SimgridPlatform::build(machine, {}, {placement.gpus[0]});
+    ScheduleCompiler compiler(machine, router, platform, placement.gpus,
+                              [](double) { return 0.0; });
+    DagExecutor dag;
+    const DagExecutor::NodeId reduced = compiler.append_lock_step(dag, allreduce, -1, 0);
+    const DagExecutor::NodeId gathered = compiler.append_lock_step(dag, allgather, reduced, 0);
+    dag.run();
+    return fmt::format("{:.17g}", dag.end_time(gathered) / expected);
+  });
+  EXPECT_NEAR(std::stod(out), 1.0, 1e-9);
 }
 
 // Two ranks on one NVLink with nothing shared: one round of recursive doubling is the closed
