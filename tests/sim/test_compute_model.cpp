@@ -379,7 +379,8 @@ TEST(GpuSpec, ShippedModelsLoadAndTopologyModelsResolve) {
     EXPECT_GE(g.peak_fp16.value, g.peak_fp32.value);
   }
   for (const char* model :
-       {"V100-SXM2", "V100-PCIe", "P100-SXM2", "A100-SXM4-40GB", "H200-SXM", "Quadro-GV100"}) {
+       {"V100-SXM2", "V100-PCIe", "P100-SXM2", "A100-SXM4-40GB", "A100-SXM4-80GB", "H200-SXM",
+        "Quadro-GV100"}) {
     EXPECT_EQ(load_gpu_spec(model).name, model);
   }
   const GpuSpec v100 = load_gpu_spec("V100-SXM2");

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "sim/core/error.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
@@ -12,6 +13,7 @@
 #include "validation/src/predictions.hpp"
 #include "validation/src/report.hpp"
 #include "validation/src/svg_plots.hpp"
+#include "validation/src/train_suite.hpp"
 #include "workloads/src/framework.hpp"
 
 namespace gpuscale::cli {
@@ -41,7 +43,31 @@ std::pair<validation::Metrics, validation::Comparison> compared(
   return {std::move(metrics), std::move(comparison)};
 }
 
+// A `kind: train` suite (validation/src/train_suite.hpp): Megatron-LM layouts, one `gpuscale
+// train` job per point. Figures and --without belong to study suites.
+void validate_train(const ValidateOptions& o) {
+  if (!o.plot_dir.empty() || !o.without.empty()) {
+    throw ConfigError(Origin{"--suite"}, fmt::format("suite '{}' is a train suite: --plot and "
+                                                     "--without apply to study suites only",
+                                                     o.suite));
+  }
+  const validation::TrainSuite suite = validation::load_train_suite(o.suite);
+  const validation::TrainComparison c =
+      validation::compare_train_suite(suite, [](int done, int total) {
+        progress(fmt::format("[{}/{}] simulated", done, total));
+      });
+  // Rendered whole before printing: an error never leaves half an output behind.
+  const std::string out = o.format == "json" ? validation::train_comparison_json(suite, c)
+                                             : validation::train_comparison_table(suite, c);
+  progress(fmt::format("{} points in {:.1f} s", c.points.size(), c.wall_s));
+  std::cout << out;
+}
+
 void validate(const ValidateOptions& o) {
+  if (validation::is_train_suite(o.suite)) {
+    validate_train(o);
+    return;
+  }
   const validation::Suite suite = validation::load_suite(o.suite);
   const wl::FrameworkConfig framework = wl::load_framework(suite.setup.framework);
   const auto [metrics, comparison] = compared(suite, framework, o.without);

@@ -194,6 +194,10 @@ struct Suite {
 // The shipped suites: validation/NAME/suite.yaml, or $GPUSCALE_VALIDATION_DIR/NAME/suite.yaml.
 const ShippedFolder& shipped_suites();
 
+// The suite.yaml that `name_or_path` names (a shipped suite name, a suite folder or the file);
+// throws ConfigError for an unknown name or a missing file.
+std::string suite_yaml(const std::string& name_or_path);
+
 // `name_or_path`: a shipped suite name, a suite folder or its suite.yaml. Throws ConfigError with
 // the file and line for unknown keys, malformed values and names the suite does not define.
 Suite load_suite(const std::string& name_or_path);

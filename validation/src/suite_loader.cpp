@@ -427,6 +427,8 @@ const char* to_string(Metric metric) {
   throw std::logic_error("validation: unknown metric");
 }
 
+std::string suite_yaml(const std::string& name_or_path) { return suite_file(name_or_path); }
+
 const ShippedFolder& shipped_suites() {
   static const ShippedFolder folder("validation suite", "GPUSCALE_VALIDATION_DIR", "validation");
   return folder;
@@ -494,6 +496,11 @@ Suite load_suite(const std::string& name_or_path) {
   const std::string path = suite_file(name_or_path);
   const std::string folder = fs::path(path).parent_path().string();
   const ConfigNode root = ConfigNode::load_file(path);
+  if (const ConfigNode* kind = root.is_map() ? root.find("kind") : nullptr) {
+    throw ConfigError(kind->origin(), "a suite of kind '" + kind->value() +
+                                          "' is not a study suite (train_suite.hpp loads "
+                                          "`kind: train`)");
+  }
   const MapReader map(root, "validation suite", kSuiteKeys);
   Suite suite;
   suite.name = map.string("name", "dgx1-mxnet");
