@@ -10,6 +10,7 @@ packages=(
   libsimgrid-dev          # discrete-event engine (3.32)
   libboost-graph-dev      # topologies and routes
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
+  libprotobuf-dev protobuf-compiler  # Chakra execution traces (workloads/chakra/et_def.proto)
   libgtest-dev libgmock-dev libbenchmark-dev
   libjpeg62-turbo-dev     # libjpeg-turbo for tools/bench/bench_decode (skipped without it)
 )

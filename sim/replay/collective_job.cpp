@@ -18,14 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-// Bytes per second of memory traffic a reduction kernel streams on `gpu_model` (see the header).
-double reduce_bandwidth_Bps(const std::string& gpu_model) {
-  const compute::GpuSpec gpu = compute::load_gpu_spec(gpu_model);
-  const compute::AnalyticParams params =
-      compute::load_analytic_params(compute::shipped_analytic_params_path());
-  return gpu.copy_bandwidth().value * params.memory(compute::KernelClass::elementwise);
-}
-
 // In the child process: returns the result as JSON.
 std::string simulate(const CollectiveJob& job, const std::string& algorithm) {
   const topo::Topology machine = machine_for(job.topology, job.topology_overrides, job.gpus);
@@ -60,6 +52,13 @@ void check_implements(const std::string& comm, const std::string& algorithm,
 }
 
 }  // namespace
+
+double reduce_bandwidth_Bps(const std::string& gpu_model) {
+  const compute::GpuSpec gpu = compute::load_gpu_spec(gpu_model);
+  const compute::AnalyticParams params =
+      compute::load_analytic_params(compute::shipped_analytic_params_path());
+  return gpu.copy_bandwidth().value * params.memory(compute::KernelClass::elementwise);
+}
 
 CollectiveJobResult run_collective_job(const CollectiveJob& job) {
   const std::string algorithm = algorithm_of(job.comm);  // an unknown name fails before forking

@@ -33,6 +33,9 @@ struct CollectiveJobResult {
   long activities = 0;   // SimGrid activities started
 };
 
+// Bytes per second of memory traffic a reduction kernel streams on `gpu_model` (see above).
+double reduce_bandwidth_Bps(const std::string& gpu_model);
+
 // Simulates `job` in a child process (run_isolated). Throws ConfigError for bad input: unknown
 // machine or comm method, a comm method that does not implement the collective (before forking,
 // naming those that do), GPUs that do not fit the machine, ...

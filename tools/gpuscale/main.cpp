@@ -11,6 +11,7 @@
 #include "tools/gpuscale/collective_command.hpp"
 #include "tools/gpuscale/train_command.hpp"
 #include "tools/gpuscale/fit_command.hpp"
+#include "tools/gpuscale/replay_trace_command.hpp"
 #include "tools/gpuscale/run_command.hpp"
 #include "tools/gpuscale/sweep_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_run_command(app);
   gpuscale::cli::add_collective_command(app);
   gpuscale::cli::add_train_command(app);
+  gpuscale::cli::add_replay_trace_command(app);
   gpuscale::cli::add_validate_command(app);
   gpuscale::cli::add_fit_command(app);
   gpuscale::cli::add_sweep_command(app);
