@@ -24,12 +24,6 @@ using nlohmann::json;
 // fp16 weight written: 2 + 3 x (4 + 4) + 2.
 constexpr double kAdamBytesPerParam = 28;
 
-int gpus_per_node(const topo::Topology& machine) {
-  int n = 0;
-  for (int g : machine.gpus()) n += machine.devices()[static_cast<size_t>(g)].node == 0;
-  return n;
-}
-
 // Megatron-LM splits attention (by heads), the MLP, the embeddings and the loss (by vocabulary)
 // over the t GPUs (Shoeybi et al. 2019, sec. 3); layer norms, dropouts and residual adds run
 // whole on every GPU unless sequence parallelism splits them too (Korthikanti et al., sec. 4.2.2).
@@ -181,7 +175,7 @@ TrainResult run_checked(const TrainJob& job, const TransformerShape& shape) {
 }
 
 int gpus_per_node_of(const TrainJob& job, int gpus) {
-  return gpus_per_node(sim::machine_for(job.topology, job.overrides, gpus));
+  return sim::gpus_per_node(sim::machine_for(job.topology, job.overrides, gpus));
 }
 
 }  // namespace

@@ -10,14 +10,11 @@
 #include "topologies/src/topology_loader.hpp"
 
 namespace gpuscale::sim {
-namespace {
 
 int gpus_per_node(const topo::Topology& t) {
   return static_cast<int>(std::count_if(t.gpus().begin(), t.gpus().end(),
                                         [&](int g) { return t.devices()[g].node == 0; }));
 }
-
-}  // namespace
 
 topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
                            int gpus, const std::shared_ptr<const ConfigNode>& inline_document) {

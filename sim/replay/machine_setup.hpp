@@ -21,6 +21,9 @@ namespace gpuscale::sim {
 topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
                            int gpus, const std::shared_ptr<const ConfigNode>& inline_document = nullptr);
 
+// The GPUs of one node (of the whole machine when it is not a cluster).
+int gpus_per_node(const topo::Topology& machine);
+
 struct Placement {
   std::vector<int> gpus;                // device indices, in rank order
   std::vector<int> node_of_rank;

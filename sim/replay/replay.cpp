@@ -95,7 +95,7 @@ class Replay {
   // What the platform must hold: the legs of every rank pair any schedule of this run simulates
   // flow by flow (an algorithm's pairs do not depend on the size; one that chooses among others
   // by size names them, coll::algorithms_run_by), and as hosts the GPUs that run kernels or
-  // reductions. Schedules evaluated from link loads (append_schedule) need neither.
+  // reductions. Schedules evaluated from link loads (evaluated_from_link_loads) need neither.
   struct PlatformNeeds {
     std::vector<topo::Leg> legs;
     std::vector<int> hosts;
@@ -115,7 +115,7 @@ class Replay {
     for (const std::string& algorithm : coll::algorithms_run_by(algorithm_)) {
       for (int root : roots) {
         const coll::Schedule s = coll::build_schedule(algorithm, request_for(1e6, root));
-        if (!evaluated_from_link_loads(s)) add(s);
+        if (!evaluated_from_link_loads(s, ranks_)) add(s);
       }
     }
     for (const auto& [from, to] : halo_pairs()) add(copy_schedule(from, to, 1e6));
@@ -231,13 +231,8 @@ class Replay {
 
   NodeId join(const std::vector<NodeId>& deps) { return dag_.add({}, deps); }
 
-  // Under symmetry every rank of a lock-step schedule does what rank 0 does, so its rounds are
-  // evaluated from their link loads (lock_step.hpp) rather than flow by flow.
-  bool evaluated_from_link_loads(const coll::Schedule& schedule) const {
-    return schedule.lock_step && compute_ranks_ == 1;
-  }
   NodeId append_schedule(const coll::Schedule& schedule, NodeId start) {
-    if (evaluated_from_link_loads(schedule)) {
+    if (evaluated_from_link_loads(schedule, ranks_)) {
       return compiler_->append_lock_step(dag_, schedule, start, 0);
     }
     return compiler_->append(dag_, schedule, start);

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "sim/collectives/protocol.hpp"
+#include "sim/collectives/schedule.hpp"
 #include "sim/compute/compute_model.hpp"
 #include "sim/replay/timeline.hpp"
 #include "topologies/src/routing.hpp"
@@ -60,6 +61,12 @@
 namespace gpuscale::sim {
 
 inline constexpr int kFullComputeUpToGpus = 16;
+
+// Under symmetry every rank of a lock-step schedule does what rank 0 does, so a replay over
+// `ranks` evaluates its depths from their link loads (lock_step.hpp) rather than flow by flow.
+inline bool evaluated_from_link_loads(const coll::Schedule& schedule, int ranks) {
+  return schedule.lock_step && ranks > kFullComputeUpToGpus;
+}
 
 // The host-side mechanisms a replay simulates; each can be switched off (`gpuscale run
 // --without engine,host,input`) to show what it costs.

@@ -58,7 +58,6 @@ class TraceReplay {
       : graph_(graph),
         m_(m),
         ranks_(static_cast<int>(m.placement.gpus.size())),
-        symmetric_(ranks_ > kFullComputeUpToGpus),
         protocol_(*m.machine, *m.router, m.placement.gpus, m.placement.rings,
                   m.placement.node_of_rank, m.protocol) {
     for (const TraceNode& node : graph_.nodes) {
@@ -74,7 +73,7 @@ class TraceReplay {
     for (const TraceNode& node : graph_.nodes) {
       if (node.kind == TraceNode::Kind::Compute || node.kind == TraceNode::Kind::Delay) continue;
       const coll::Schedule& s = schedule_of(node);
-      if (from_link_loads(s)) continue;
+      if (evaluated_from_link_loads(s, ranks_)) continue;
       for (topo::Leg& leg : schedule_legs(s, *m_.router, m_.placement.gpus)) {
         legs.push_back(std::move(leg));
       }
@@ -116,8 +115,9 @@ class TraceReplay {
         default: {
           const coll::Schedule& s = schedule_of(node);
           const NodeId start = dag.add({}, deps);
-          end[i] = from_link_loads(s) ? compiler.append_lock_step(dag, s, start, 0)
-                                      : compiler.append(dag, s, start);
+          end[i] = evaluated_from_link_loads(s, ranks_)
+                       ? compiler.append_lock_step(dag, s, start, 0)
+                       : compiler.append(dag, s, start);
           communications.push_back({start, end[i]});
           ++(node.kind == TraceNode::Kind::Collective ? result.collectives : result.messages);
         }
@@ -154,9 +154,6 @@ class TraceReplay {
                                   std::max(node.peer + 1, 2)));
   }
 
-  // Under symmetry every rank of a lock-step schedule does what rank 0 does.
-  bool from_link_loads(const coll::Schedule& s) const { return s.lock_step && symmetric_; }
-
   std::string algorithm_for(coll::Collective kind) const {
     return coll::implements(coll::find_algorithm(m_.algorithm), kind) ? m_.algorithm
                                                                       : "nccl_ring";
@@ -191,7 +188,6 @@ class TraceReplay {
   const TraceGraph& graph_;
   const TraceMachine& m_;
   int ranks_;
-  bool symmetric_;
   ProtocolChoice protocol_;
   std::map<std::tuple<TraceNode::Kind, coll::Collective, double, int>, coll::Schedule> schedules_;
 };
