@@ -43,6 +43,28 @@ std::vector<int> op_depths(const coll::Schedule& schedule) {
 
 }  // namespace
 
+std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
+                                                const topo::Topology& topology,
+                                                const RankRoute& route) {
+  std::map<int, std::pair<double, int>> sums;  // pipeline -> (route latencies, flows)
+  for (const coll::Op& op : schedule.ops) {
+    if (op.kind != coll::Op::Kind::Transfer || op.pipeline < 0) continue;
+    double route_latency_s = 0;
+    for (const topo::Leg& leg : route(op.src, op.dst).legs) {
+      route_latency_s += leg.latency(topology).value;
+    }
+    auto& [latency_s, flows] = sums[op.pipeline];
+    latency_s += route_latency_s;
+    ++flows;
+  }
+  std::map<int, double> excess;
+  for (const auto& [pipeline, sum] : sums) {
+    const double paid = schedule.pipeline_step_latency_s.at(static_cast<std::size_t>(pipeline));
+    excess[pipeline] = std::max(0.0, sum.first / sum.second - paid);
+  }
+  return excess;
+}
+
 std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
                                             const topo::Topology& topology,
                                             const RankRoute& route) {
@@ -50,25 +72,12 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
   const int deepest = depth.empty() ? -1 : *std::max_element(depth.begin(), depth.end());
   std::vector<std::vector<std::size_t>> transfers(static_cast<std::size_t>(deepest + 1));
   std::vector<LockStepDepth> depths(static_cast<std::size_t>(deepest + 1));
-  std::map<int, std::pair<double, int>> pipeline_sums;  // pipeline -> (route latencies, flows)
-  auto route_latency_of = [&](const coll::Op& op) {
-    double latency_s = 0;
-    for (const topo::Leg& leg : route(op.src, op.dst).legs) {
-      latency_s += leg.latency(topology).value;
-    }
-    return latency_s;
-  };
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const coll::Op& op = schedule.ops[i];
     LockStepDepth& d = depths[static_cast<std::size_t>(depth[i])];
     switch (op.kind) {
       case coll::Op::Kind::Transfer:
         transfers[static_cast<std::size_t>(depth[i])].push_back(i);
-        if (op.pipeline >= 0) {
-          auto& [latency_s, flows] = pipeline_sums[op.pipeline];
-          latency_s += route_latency_of(op);
-          ++flows;
-        }
         break;
       case coll::Op::Kind::Reduce:
         d.reduce_bytes = std::max(d.reduce_bytes, op.bytes);
@@ -78,13 +87,8 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
         break;
     }
   }
-  // What a pipeline's step costs beyond the latency its schedule paid per step, as the replay
-  // charges it flow by flow (schedule_nodes.hpp).
-  std::map<int, double> pipeline_excess_s;
-  for (const auto& [pipeline, sum] : pipeline_sums) {
-    const double paid = schedule.pipeline_step_latency_s.at(static_cast<std::size_t>(pipeline));
-    pipeline_excess_s[pipeline] = std::max(0.0, sum.first / sum.second - paid);
-  }
+  const std::map<int, double> pipeline_excess_s =
+      pipeline_excess_latencies(schedule, topology, route);
   const auto& links = topology.links();
   LinkLoads loads(links.size());
   for (std::size_t k = 0; k < depths.size(); ++k) {

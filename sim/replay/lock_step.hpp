@@ -23,6 +23,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "sim/collectives/schedule.hpp"
@@ -37,6 +38,13 @@ struct LockStepDepth {
 
 // The route between two ranks of the schedule.
 using RankRoute = std::function<const topo::Route&(int src_rank, int dst_rank)>;
+
+// Per pipeline id (coll::Op::pipeline), what a step of it costs beyond the latency its schedule
+// already paid per step (Schedule::pipeline_step_latency_s): the excess, if any, of the mean
+// route latency of its flows. Flow by flow and depth by depth charge it alike.
+std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
+                                                const topo::Topology& topology,
+                                                const RankRoute& route);
 
 // The depths of `schedule` in order. A transfer standing for a pipeline (coll::Op::pipeline) pays
 // its latency steps as the replay's flows do: the excess of its pipeline's mean route latency over

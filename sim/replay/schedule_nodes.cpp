@@ -69,22 +69,10 @@ const ScheduleCompiler::HostLegs& ScheduleCompiler::host_legs(int a, int b) {
   return it->second;
 }
 
-std::map<int, double> ScheduleCompiler::pipeline_latencies(const coll::Schedule& schedule) {
-  std::map<int, std::pair<double, int>> sums;  // pipeline -> (route latencies, flows)
-  for (const coll::Op& op : schedule.ops) {
-    if (op.kind != coll::Op::Kind::Transfer || op.pipeline < 0) continue;
-    auto& [latency_s, flows] = sums[op.pipeline];
-    latency_s += route(op.src, op.dst).latency_s;
-    ++flows;
-  }
-  std::map<int, double> mean;
-  for (const auto& [pipeline, sum] : sums) mean[pipeline] = sum.first / sum.second;
-  return mean;
-}
-
 DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Schedule& schedule,
                                              DagExecutor::NodeId start) {
-  const std::map<int, double> pipeline_latency = pipeline_latencies(schedule);
+  const std::map<int, double> pipeline_excess_s =
+      pipeline_excess_latencies(schedule, topology_, rank_route());
   std::vector<DagExecutor::NodeId> ids;
   ids.reserve(schedule.ops.size());
   for (const coll::Op& op : schedule.ops) {
@@ -104,9 +92,8 @@ DagExecutor::NodeId ScheduleCompiler::append(DagExecutor& dag, const coll::Sched
         if (op.pipeline < 0) {
           spec.post_delay = (op.latency_steps - 1) * r.latency_s;
         } else {
-          const double paid = schedule.pipeline_step_latency_s.at(static_cast<size_t>(op.pipeline));
-          const double excess = std::max(0.0, pipeline_latency.at(op.pipeline) - paid);
-          spec.post_delay = std::max(0.0, op.latency_steps * excess - r.latency_s);
+          spec.post_delay =
+              std::max(0.0, op.latency_steps * pipeline_excess_s.at(op.pipeline) - r.latency_s);
         }
         add_route_bytes(link_bytes_, r.route, op.bytes);
         break;
@@ -144,15 +131,12 @@ const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
   auto [it, fresh] = lock_step_costs_.try_emplace(LockStepKey{
       schedule.algorithm, schedule.payload_bytes, schedule.ops.size(), first_src, transfer_bytes});
   if (!fresh) return it->second;
-  const RankRoute rank_route = [this](int a, int b) -> const topo::Route& {
-    return route(a, b).route;
-  };
   LockStepCost& cost = it->second;
-  cost.depths = lock_step_depths(schedule, topology_, rank_route);
+  cost.depths = lock_step_depths(schedule, topology_, rank_route());
   std::vector<double> bytes(link_bytes_.size(), 0.0);
   for (const coll::Op& op : schedule.ops) {
     if (op.kind != coll::Op::Kind::Transfer) continue;
-    add_route_bytes(bytes, rank_route(op.src, op.dst), op.bytes);
+    add_route_bytes(bytes, route(op.src, op.dst).route, op.bytes);
   }
   for (size_t slot = 0; slot < bytes.size(); ++slot) {
     if (bytes[slot] > 0) cost.link_bytes.emplace_back(slot, bytes[slot]);

@@ -79,8 +79,10 @@ class ScheduleCompiler {
   // need no hosts (nor legs) on the platform.
   using HostLegs = std::vector<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>>;
   const HostLegs& host_legs(int a, int b);
-  // The mean route latency of each pipeline's flows (coll::Op::pipeline).
-  std::map<int, double> pipeline_latencies(const coll::Schedule& schedule);
+  // route() as lock_step.hpp takes it.
+  RankRoute rank_route() {
+    return [this](int a, int b) -> const topo::Route& { return route(a, b).route; };
+  }
 
   // A lock-step schedule's depths and the bytes it puts on each link direction, kept per
   // schedule: an iteration repeats the same sizes, each costing O(ranks log ranks) to evaluate.
