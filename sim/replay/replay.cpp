@@ -723,8 +723,7 @@ class Replay {
     open_bucket_.latches.push_back(latch);
     open_bucket_.ready.push_back(ready);
     open_bucket_.bytes += tensor_bytes_[t];
-    const double limit = buckets_closed_ == 0 ? s_.allreduce.first_bucket.value : s_.allreduce.buffer.value;
-    if (open_bucket_.bytes >= limit) close_bucket();
+    if (open_bucket_.bytes >= s_.allreduce.bucket_limit_bytes(buckets_closed_)) close_bucket();
     return latch;
   }
 
@@ -785,7 +784,8 @@ class Replay {
     while (i < ready.size()) {
       double bytes = 0;
       std::vector<int> buffer;
-      while (i < ready.size() && (buffer.empty() || bytes + bytes_of(ready[i]) <= s_.allreduce.buffer.value)) {
+      while (i < ready.size() && s_.allreduce.joins_fusion_buffer(static_cast<int>(buffer.size()),
+                                                                  bytes, bytes_of(ready[i]))) {
         bytes += bytes_of(ready[i]);
         buffer.push_back(ready[i++]);
       }

@@ -23,9 +23,11 @@
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/report/timeline_svg.hpp"
+#include "sim/trace/iteration_trace.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
 #include "topologies/src/topology_config.hpp"
+#include "workloads/interop/chakra_trace.hpp"
 #include "workloads/src/spatial_partition.hpp"
 
 namespace gpuscale::cli {
@@ -40,6 +42,7 @@ struct RunOptions {
   std::string events;        // the same timeline as CSV, one row per kernel, copy or transfer leg
   std::string timeline;      // the same timeline as an SVG picture
   std::string timeline_window;  // --timeline-window, "FROM:TO" in ms, when given
+  std::string export_chakra;  // the iteration as a Chakra trace, PREFIX.RANK.et
   double fusion_mb = 0;      // --fusion-mb, when given
   double fusion_cycle_ms = 0;  // --fusion-cycle-ms, when given
   int decode_threads = 4;    // --decode-threads, when given
@@ -325,9 +328,25 @@ bool warn_of_slow_configurations(const sim::Experiment& e) {
   return slow;
 }
 
+// --export-chakra's graph: the experiment's one configuration's iteration (iteration_trace.hpp).
+interop::TraceGraph exported_iteration(const sim::Experiment& e, const std::string& prefix) {
+  check_writable_folder("--export-chakra", prefix);
+  const size_t configurations = e.workloads.size() * e.comms.size() * e.batches.size() * e.gpus.size();
+  if (configurations != 1) {
+    throw ConfigError(Origin{"--export-chakra", 0},
+                      fmt::format("writes the iteration of one configuration, and this run has "
+                                  "{}: give one --workload, --comm, --batch and --gpus",
+                                  configurations));
+  }
+  return sim::iteration_trace(e, {e.workloads[0], e.comms[0], e.batches[0], e.gpus[0]});
+}
+
 void run(const RunOptions& o, const CLI::App& cmd) {
   const sim::Experiment experiment = experiment_of(o, cmd);
   // Before minutes of simulation.
+  const std::optional<interop::TraceGraph> exported =
+      o.export_chakra.empty() ? std::nullopt
+                              : std::optional(exported_iteration(experiment, o.export_chakra));
   if (!o.trace.empty()) check_writable_folder("--trace", o.trace);
   if (!o.events.empty()) check_writable_folder("--events", o.events);
   if (!o.timeline.empty()) check_writable_folder("--timeline", o.timeline);
@@ -377,6 +396,12 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                          rows.front().spread.samples, experiment.seed);
       out += spread_table(rows);
     }
+    if (exported) {
+      out += fmt::format("\nchakra trace: {}.0.et .. {}.{}.et, {} nodes per GPU (its GPU work and "
+                         "collectives; docs/interop.md)\n",
+                         o.export_chakra, o.export_chakra, experiment.gpus[0] - 1,
+                         exported->nodes.size());
+    }
   }
   if (!o.trace.empty()) {
     write_output_file(o.trace, sim::chrome_trace_json(titled_timelines(rows)),
@@ -387,6 +412,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     write_output_file(o.timeline, report::timeline_svg(titled_timelines(rows), window),
                       Origin{"--timeline", 0});
   }
+  if (exported) interop::write_chakra_trace(*exported, o.export_chakra, experiment.gpus[0]);
   std::cout << out;
 }
 
@@ -486,6 +512,9 @@ void add_run_command(CLI::App& app) {
                   "The stretch of simulated time --timeline draws, FROM:TO in milliseconds "
                   "(default: the whole run)")
       ->needs(timeline);
+  cmd->add_option("--export-chakra", o->export_chakra,
+                  "Write the iteration of the run's one configuration as a Chakra trace, "
+                  "PREFIX.RANK.et for each GPU: kernels, collectives, updates (docs/interop.md)");
   cmd->callback([o, cmd] { run(*o, *cmd); });
 }
 

@@ -6,6 +6,7 @@
 #include <google/protobuf/util/delimited_message_util.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -317,7 +318,16 @@ TraceGraph read_chakra_trace(const std::string& prefix) {
 
 void write_chakra_trace(const TraceGraph& graph, const std::string& prefix, int ranks) {
   for (int rank = 0; rank < ranks; ++rank) {
-    write_output_file(trace_file(prefix, rank), encode(graph, rank, ranks), {"--export-chakra", 0});
+    try {
+      write_output_file(trace_file(prefix, rank), encode(graph, rank, ranks),
+                        {"--export-chakra", 0});
+    } catch (const ConfigError&) {
+      // No trace of some ranks only: the files this call wrote go too.
+      for (int written = 0; written < rank; ++written) {
+        std::remove(trace_file(prefix, written).c_str());
+      }
+      throw;
+    }
   }
 }
 

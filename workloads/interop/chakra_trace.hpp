@@ -30,8 +30,9 @@ namespace gpuscale::interop {
 // dependency on a node that is not there, a cycle.
 TraceGraph read_chakra_trace(const std::string& prefix);
 
-// Writes PREFIX.0.et .. PREFIX.(ranks-1).et, each whole or not at all (output_file.hpp). Throws
-// ConfigError naming --export-chakra when a file cannot be written.
+// Writes PREFIX.0.et .. PREFIX.(ranks-1).et, each whole or not at all (output_file.hpp), and all
+// or none: when a file cannot be written, those written before it are removed. Throws
+// ConfigError naming --export-chakra then.
 void write_chakra_trace(const TraceGraph& graph, const std::string& prefix, int ranks);
 
 }  // namespace gpuscale::interop

@@ -295,4 +295,36 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
   return f;
 }
 
+std::vector<std::vector<int>> allreduce_groups(const AllreduceModel& model,
+                                               const std::vector<double>& bytes) {
+  std::vector<std::vector<int>> groups;
+  double held = 0;
+  bool open = false;  // the last group takes more tensors
+  for (size_t t = 0; t < bytes.size(); ++t) {
+    const auto tensor = static_cast<int>(t);
+    if (model.buffer.value <= 0) {
+      groups.push_back({tensor});
+      continue;
+    }
+    if (model.grouping == AllreduceGrouping::Buckets) {
+      if (!open) {
+        groups.emplace_back();
+        held = 0;
+      }
+      groups.back().push_back(tensor);
+      held += bytes[t];
+      open = held < model.bucket_limit_bytes(static_cast<int>(groups.size()) - 1);
+      continue;
+    }
+    if (groups.empty() || !model.joins_fusion_buffer(static_cast<int>(groups.back().size()), held,
+                                                     bytes[t])) {
+      groups.emplace_back();
+      held = 0;
+    }
+    groups.back().push_back(tensor);
+    held += bytes[t];
+  }
+  return groups;
+}
+
 }  // namespace gpuscale::wl

@@ -117,7 +117,25 @@ struct AllreduceModel {
   Bytes buffer{64.0 * 1024 * 1024};  // fusion buffer or bucket cap; 0: one allreduce per tensor
   Seconds cycle{5e-3};               // FusionCycle only; 0: no sleep between cycles
   Bytes first_bucket{0};             // Buckets only
+
+  // The rules of the two groupings, which the replay applies as gradients become ready and
+  // allreduce_groups applies to a whole list:
+  // Buckets: the bytes at which the iteration's bucket `index` (0: the first) closes.
+  double bucket_limit_bytes(int index) const { return index == 0 ? first_bucket.value : buffer.value; }
+  // FusionCycle: whether a tensor of `bytes` joins a buffer of `held_tensors` tensors and
+  // `held_bytes` (a tensor larger than the buffer goes alone).
+  bool joins_fusion_buffer(int held_tensors, double held_bytes, double bytes) const {
+    return held_tensors == 0 || held_bytes + bytes <= buffer.value;
+  }
 };
+
+// The gradients, `bytes` of each in the order they become ready, grouped into allreduces: with a
+// buffer of 0 one per tensor; DDP's buckets as the replay forms them; Horovod's fusion buffers
+// packed as if every gradient reached the fusion queue in one cycle (the replay packs what each
+// cycle finds ready, which depends on time: these are the fewest, largest buffers it can form).
+// Each group lists indices into `bytes`, in order.
+std::vector<std::vector<int>> allreduce_groups(const AllreduceModel& model,
+                                               const std::vector<double>& bytes);
 
 struct InputPipeline {
   int decode_threads = 4;    // per process
