@@ -61,6 +61,7 @@ LayerPlan plan_layer(const wl::Workload& workload, const wl::WorkloadCosts& cost
       plan.heads = p.heads;
       plan.kv_width = wl::attention_kv_width(layer);
       plan.additive = p.additive;
+      plan.fused = p.fused;
       if (p.bias && !p.additive) {
         // One bias add per projected element: the four projections' outputs.
         plan.bias_outputs = 2 * plan.tq * plan.d + 2 * plan.tk * plan.kv_width;
@@ -200,6 +201,35 @@ void add_lstm_kernels(const LayerPlan& plan, TrainingPass pass, double n, Precis
   }
 }
 
+// A fused attention core at batch n (FlashAttention-2: Dao, "FlashAttention-2: Faster
+// Attention with Better Parallelism and Work Partitioning", 2023, arXiv 2307.08691; cuDNN's
+// fused attention, which Transformer Engine runs, computes the same): one kernel per pass that
+// keeps each block of scores and probabilities on chip and never writes the Tq x Tk tensors.
+//   forward:  FLOPs of S = Q K^T and O = P V, 2 x 2 n h Tq Tk (d/h) = 4 n Tq Tk d; it reads
+//             Q (n Tq d), K and V (n Tk kv_width each) and writes O (n Tq d) and the softmax's
+//             logsumexp L (n h Tq, fp32), which Algorithm 1 writes to HBM for the backward.
+//   backward-data: 2.5 x the forward's FLOPs: S recomputed, then dV, dP, dQ, dK, five GEMMs
+//             of the forward's two (sec. 3.1.2, Algorithm 2); it reads Q, K, V, O, dO and L
+//             and writes dQ, dK, dV.
+// The softmax's exponentials, inside the kernel, are not counted: they do not bind against
+// the GEMMs at head widths of 64 and more [?]. The kernel is timed as a GEMM (the roofline with
+// the GEMM efficiency); its causal mask's skipped blocks are not modelled (every score counted,
+// as the unfused path counts them).
+KernelWork fused_attention_core(const LayerPlan& plan, TrainingPass pass, double n,
+                                Precision precision) {
+  // L, one per query and head, in fp32: flash-attn's mha_fwd allocates softmax_lse as
+  // {batch, heads, seqlen_q} of kFloat (csrc/flash_attn/flash_api.cpp).
+  constexpr double kLogsumexpBytes = 4;
+  const double e = bytes_per_element(precision);
+  const double q = n * plan.tq * plan.d, kv = n * plan.tk * plan.kv_width;
+  const double forward_flops = 4 * n * plan.tq * plan.tk * plan.d;
+  const double logsumexp = n * plan.heads * plan.tq * kLogsumexpBytes;
+  if (pass == TrainingPass::forward) {
+    return {KernelClass::gemm, forward_flops, (2 * q + 2 * kv) * e + logsumexp};
+  }
+  return {KernelClass::gemm, 2.5 * forward_flops, (4 * q + 4 * kv) * e + logsumexp};
+}
+
 void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
                            Precision precision, PassKernels& out) {
   if (plan.additive) {
@@ -211,6 +241,10 @@ void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
           times(gemm_kernel_work(n * plan.tk, plan.kv_width, plan.d, precision), 2));
   out.work.push_back(projections);
   if (pass == TrainingPass::backward_weights) return;
+  if (plan.fused) {
+    out.work.push_back(fused_attention_core(plan, pass, n, precision));
+    return;
+  }
   const double head_d = plan.d / plan.heads;
   const double problems = n * plan.heads;
   const KernelWork scores =

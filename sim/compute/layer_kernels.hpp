@@ -8,7 +8,10 @@
 //   attention  forward: projections GEMM, scores batched GEMM, softmax, P V batched GEMM
 //         [+ bias]; backward_data: projections GEMM, two batched GEMMs of twice the forward's
 //         work each, softmax backward; backward_weights: projections GEMM [+ bias gradient]
-//         (additive: an elementwise score kernel in place of the scores GEMM)
+//         (additive: an elementwise score kernel in place of the scores GEMM); fused
+//         (FlashAttention-2): the projections GEMM, then one core kernel per pass, timed as a
+//         GEMM, of the two batched GEMMs' FLOPs forward and 2.5x that backward (the scores
+//         recomputed), moving Q, K, V, the context and the logsumexp (and their gradients)
 //   lstm  per direction: forward one input GEMM, then per step a recurrent GEMM and a
 //         pointwise kernel; backward_data per step pointwise + dh GEMM, then a dx GEMM;
 //         backward_weights dW_ih, dW_hh GEMMs + bias gradient
@@ -44,6 +47,7 @@ struct LayerPlan {
   double tq = 0, tk = 0, d = 0, heads = 0;
   double kv_width = 0;          // attention: the key and value projections' width (d, or less)
   bool additive = false;
+  bool fused = false;           // attention: one fused core kernel per pass (wl::LayerParams)
   double lstm_inputs = 0, directions = 0;
   double bias_outputs = 0;      // conv, fc with bias: output elements per sample, else 0
   double bias_params = 0;       // conv, fc with bias: bias elements

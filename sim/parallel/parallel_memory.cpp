@@ -19,7 +19,12 @@ double layer_activation_bytes(const TransformerShape& shape, const ParallelLayou
   const double s = static_cast<double>(shape.sequence), b = layout.micro_batch,
                h = static_cast<double>(shape.hidden), a = shape.heads, t = layout.tp;
   const double sbh = s * b * h;
-  const double attention = 5 * a * s / (h * t);  // the softmax's input, output and dropout mask
+  // Unfused: the softmax's output (2 a s^2 b), its dropout mask (a s^2 b) and the dropout's
+  // output (2 a s^2 b). Fused (FlashAttention-2) keeps none of them, only the softmax's
+  // logsumexp, a s b values in fp32 (Dao 2023, Algorithm 1); Q, K, V and the context
+  // are the 10 + 24/t term's already.
+  const double attention =
+      shape.fused_attention ? 4 * a / (h * t) : 5 * a * s / (h * t);
   const double linear = layout.sequence_parallel ? 34 / t : 10 + 24 / t;
   switch (layout.recompute) {
     case Recompute::None: return sbh * (linear + attention);

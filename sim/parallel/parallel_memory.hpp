@@ -13,6 +13,10 @@
 //       selective recomputation, tensor parallel:    s b h (10 + 24/t)
 //       selective recomputation, + sequence parallel: s b h 34/t
 //       full recomputation (the layer input only):   2 s b h
+//     With fused attention (FlashAttention-2, the workload's attention `fused: true`) the
+//     5 a s / (h t) term, the softmax's and dropout's a x s x s tensors, becomes 4 a / (h t): the
+//     logsumexp, a s b fp32 values per layer (Dao 2023, Algorithm 1); selective recomputation
+//     drops either.
 //     Under 1F1B stage k (0-based) has min(p - k, m) micro-batches in flight (its warm-up's p-k-1
 //     forwards and the one whose backward comes next): the first stage holds p x L/p = L layers'
 //     worth whatever p is, [kor23] sec. 4.2.3.

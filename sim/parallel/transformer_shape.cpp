@@ -22,11 +22,12 @@ TransformerShape transformer_shape(const wl::Workload& workload, const wl::Workl
       continue;
     }
     if (layer.output.channels != first->output.channels || layer.params.heads != first->params.heads ||
-        layer.input.height * layer.input.width != first->input.height * first->input.width) {
+        layer.input.height * layer.input.width != first->input.height * first->input.width ||
+        layer.params.fused != first->params.fused) {
       throw ConfigError(layer.origin,
-                        fmt::format("{}: attention layer '{}' differs from '{}' in width, heads or "
-                                    "sequence: tensor and pipeline parallelism need identical "
-                                    "transformer layers",
+                        fmt::format("{}: attention layer '{}' differs from '{}' in width, heads, "
+                                    "sequence or fused: tensor and pipeline parallelism need "
+                                    "identical transformer layers",
                                     workload.name, layer.name, first->name));
     }
   }
@@ -39,6 +40,7 @@ TransformerShape transformer_shape(const wl::Workload& workload, const wl::Workl
   shape.hidden = first->output.channels;
   shape.heads = first->params.heads;
   shape.sequence = first->input.height * first->input.width;
+  shape.fused_attention = first->params.fused;
   shape.block_params.assign(prefixes.size(), 0);
   shape.block_of.assign(workload.layers.size(), -1);
 

@@ -18,6 +18,7 @@ struct TransformerShape {
   int heads = 0;     // a
   long sequence = 0; // s: tokens per sample (the attention input's height x width)
   long vocab = 0;    // V: rows of the largest embedding table (the token embedding)
+  bool fused_attention = false;  // the attention layers' `fused` (one fused core kernel)
   // Per workload layer: the transformer layer it belongs to (0..L-1), -1 before the first
   // (embeddings), L after the last (final norm, output layer, loss).
   std::vector<int> block_of;
@@ -30,7 +31,7 @@ struct TransformerShape {
 // Transformer layer k is every workload layer whose name starts with the path of the k-th
 // attention layer's block (`layer.3.self_attention` -> `layer.3.`), the names `block: {repeat}`
 // gives. Throws ConfigError (at the workload file) for a workload without attention layers or
-// whose attention layers differ in width, heads or sequence.
+// whose attention layers differ in width, heads, sequence or fusion.
 TransformerShape transformer_shape(const wl::Workload& workload, const wl::WorkloadCosts& costs);
 
 }  // namespace gpuscale::par

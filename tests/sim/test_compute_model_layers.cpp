@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/compute/compute_model.hpp"
+#include "sim/compute/layer_kernels.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/src/workload_loader.hpp"
 
@@ -20,8 +21,9 @@ using testing::config_error_of;
 using testing::write_temp_file;
 
 struct Fixture {
-  explicit Fixture(const std::string& workload_name, const std::string& gpu_name = "V100-SXM2")
-      : workload(wl::load_workload(workload_name)),
+  explicit Fixture(const std::string& workload_name, const std::string& gpu_name = "V100-SXM2",
+                   const std::vector<std::string>& overrides = {})
+      : workload(wl::load_workload(workload_name, overrides)),
         costs(wl::compute_costs(workload)),
         gpu(load_gpu_spec(gpu_name)),
         params(load_analytic_params(shipped_analytic_params_path())),
@@ -270,6 +272,106 @@ TEST(LayersToKernels, GroupedQueryAttentionNarrowsTheKeyAndValueGemms) {
                                 tc));
   const wl::LayerCost& c = f.costs.layers[static_cast<size_t>(i)];
   EXPECT_DOUBLE_EQ(projections.flops + scores.flops + weighted.flops + 5 * p, n * c.fwd_flops);
+}
+
+// Megatron-Core's GPT 1.7B (d 2048, 16 heads of 128, 4,096 tokens) declares its attention fused
+// (FlashAttention-2, Dao 2023): the projections GEMM as before, then one core kernel per pass,
+// a GEMM of the two batched GEMMs' FLOPs forward and 2.5x that backward (the scores
+// recomputed), moving Q, K, V, the context and the fp32 logsumexp, and in backward their
+// gradients: no T x T tensor.
+TEST(LayersToKernels, FusedAttentionCoreIsOneGemmKernelWithoutTheScoreTensors) {
+  const Fixture f("mcore-gpt-1.7b", "H100-SXM");
+  const int batch = 2;
+  const double n = batch, t = 4096, d = 2048, h = 16, e = 2, lse = 4;
+  const Precision tc = Precision::tensor;
+  const int i = f.index("layer.1.self_attention");
+  ASSERT_TRUE(f.workload.layers[static_cast<size_t>(i)].params.fused);
+  const LayerPlan plan = plan_layers(f.workload, f.costs)[static_cast<size_t>(i)];
+  const KernelWork projections = kernels_of(plan, TrainingPass::forward, batch, tc).work[0];
+  EXPECT_DOUBLE_EQ(projections.flops, 4 * 2 * n * t * d * d);  // Q, K, V, output: d x d each
+
+  const PassKernels forward = kernels_of(plan, TrainingPass::forward, batch, tc);
+  ASSERT_EQ(forward.work.size(), 3u);  // projections, the core, the projections' bias
+  const KernelWork core = forward.work[1];
+  EXPECT_EQ(core.kind, KernelClass::gemm);
+  EXPECT_DOUBLE_EQ(core.flops, 2 * (2 * n * h * t * t * (d / h)));  // Q K^T and P V
+  EXPECT_DOUBLE_EQ(core.bytes, 4 * n * t * d * e + n * h * t * lse);  // Q, K, V, O; L
+
+  const PassKernels backward = kernels_of(plan, TrainingPass::backward_data, batch, tc);
+  ASSERT_EQ(backward.work.size(), 2u);  // projections, the core
+  EXPECT_EQ(backward.work[1].kind, KernelClass::gemm);
+  EXPECT_DOUBLE_EQ(backward.work[1].flops, 2.5 * core.flops);
+  // Q, K, V, O, dO read, dQ, dK, dV written; L read.
+  EXPECT_DOUBLE_EQ(backward.work[1].bytes, 8 * n * t * d * e + n * h * t * lse);
+  // The weights pass is the projections' (and their bias gradient) only.
+  EXPECT_EQ(kernels_of(plan, TrainingPass::backward_weights, batch, tc).work.size(), 2u);
+
+  // Timed by the same roofline as every GEMM.
+  const LayerTimes a = f.model->layer_times(i, batch);
+  EXPECT_DOUBLE_EQ(a.forward.value, f.layer_time(forward.work, tc));
+  EXPECT_DOUBLE_EQ(a.backward_data.value, f.layer_time(backward.work, tc));
+  EXPECT_DOUBLE_EQ(a.backward_data.value,
+                   f.layer_time({projections,
+                                 {KernelClass::gemm, 2.5 * core.flops,
+                                  8 * n * t * d * e + n * h * t * lse}},
+                                tc));
+}
+
+// The same layer unfused (the 2021 Megatron-LM's way) at s = 4,096: the fused core does the
+// forward's GEMM FLOPs and no softmax pass over the h T^2 probabilities, so it is faster in
+// both passes; the layer's model FLOPs are the same either way, and so is the weights pass.
+TEST(LayersToKernels, FusedAttentionIsFasterThanUnfusedAtSequence4096WithTheSameGemmFlops) {
+  const Fixture fused("mcore-gpt-1.7b", "H100-SXM");
+  const Fixture unfused("mcore-gpt-1.7b", "H100-SXM", {"args.fused_attention=false"});
+  const int batch = 1;
+  const Precision tc = Precision::tensor;
+  const int i = fused.index("layer.1.self_attention");
+  ASSERT_FALSE(unfused.workload.layers[static_cast<size_t>(i)].params.fused);
+  const LayerPlan f_plan = plan_layers(fused.workload, fused.costs)[static_cast<size_t>(i)];
+  const LayerPlan u_plan = plan_layers(unfused.workload, unfused.costs)[static_cast<size_t>(i)];
+  const auto gemm_flops = [&](const LayerPlan& plan, TrainingPass pass) {
+    double flops = 0;
+    for (const KernelWork& k : kernels_of(plan, pass, batch, tc).work) {
+      if (k.kind == KernelClass::gemm) flops += k.flops;
+    }
+    return flops;
+  };
+  EXPECT_DOUBLE_EQ(gemm_flops(f_plan, TrainingPass::forward),
+                   gemm_flops(u_plan, TrainingPass::forward));
+  // Backward: the unfused four products plus the scores recomputed, one forward GEMM's worth.
+  const double t = 4096, d = 2048;
+  EXPECT_DOUBLE_EQ(gemm_flops(f_plan, TrainingPass::backward_data),
+                   gemm_flops(u_plan, TrainingPass::backward_data) + 2 * t * t * d);
+  EXPECT_DOUBLE_EQ(fused.costs.layers[static_cast<size_t>(i)].fwd_flops,
+                   unfused.costs.layers[static_cast<size_t>(i)].fwd_flops);
+
+  const LayerTimes f = fused.model->layer_times(i, batch);
+  const LayerTimes u = unfused.model->layer_times(i, batch);
+  EXPECT_LT(f.forward.value, 0.8 * u.forward.value);
+  EXPECT_LT(f.backward_data.value, 0.8 * u.backward_data.value);
+  EXPECT_DOUBLE_EQ(f.backward_weights.value, u.backward_weights.value);
+
+  // What the layer keeps for backward: Q, K, V, the context and the logsumexp, no h T^2
+  // probabilities (16 x 4,096^2 elements of 2 bytes in place of 16 x 4,096 of 4).
+  EXPECT_DOUBLE_EQ(unfused.costs.layers[static_cast<size_t>(i)].activation_bytes -
+                       fused.costs.layers[static_cast<size_t>(i)].activation_bytes,
+                   16 * t * t * 2 - 16 * t * 4);
+}
+
+// Which workloads declare it: Megatron-Core's (validation/megatron-h100) fused, the 2021
+// Megatron-LM's (validation/megatron-a100) and GPT-3's not.
+TEST(LayersToKernels, OnlyTheMegatronCoreWorkloadsDeclareFusedAttention) {
+  for (const char* name : {"mcore-gpt-1.7b", "mcore-gpt-7.1b", "mcore-gpt-16b", "mcore-gpt-32b",
+                           "mcore-gpt-70b", "mcore-gpt-119b", "mcore-gpt-177b", "megatron-gpt-1.7b",
+                           "megatron-gpt-530b", "gpt3-175b", "llama2-7b"}) {
+    const wl::Workload w = wl::load_workload(name);
+    const bool mcore = std::string(name).starts_with("mcore-");
+    for (const wl::Layer& layer : w.layers) {
+      if (layer.type == wl::LayerType::Attention) {
+        EXPECT_EQ(layer.params.fused, mcore) << name << " " << layer.name;
+      }
+    }
+  }
 }
 
 // An embedding gathers rows: its forward moves the ids and the rows they name, not the table;

@@ -124,6 +124,30 @@ TEST(ParallelMemory, ActivationsFollowKorthikantiTable2) {
   }
 }
 
+// Fused attention (FlashAttention-2) keeps no a x s x s tensor: Korthikanti's 5 a s / (h t) term
+// becomes the logsumexp's 4 a / (h t) (a s b fp32 values); the rest of Table 2 is unchanged.
+TEST(ParallelMemory, FusedAttentionDropsTheSquareTerm) {
+  TransformerShape s = gpt3();
+  ASSERT_FALSE(s.fused_attention);
+  s.fused_attention = true;
+  ParallelLayout l = megatron_175b();
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, l), sbh * (10 + 24.0 / 8 + 4.0 * 96 / (12288 * 8)));
+  l.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, l), sbh * (34.0 / 8 + 4.0 * 96 / (12288 * 8)));
+  l.recompute = Recompute::Selective;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(s, l), sbh * 34.0 / 8);
+
+  // The shape carries the workload's declaration.
+  const wl::Workload mcore = wl::load_workload("mcore-gpt-1.7b");
+  EXPECT_TRUE(transformer_shape(mcore, wl::compute_costs(mcore)).fused_attention);
+  const wl::Workload what_if = wl::load_workload("gpt3-175b", {"args.fused_attention=true"});
+  const TransformerShape fused = transformer_shape(what_if, wl::compute_costs(what_if));
+  EXPECT_TRUE(fused.fused_attention);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(fused, megatron_175b()),
+                   sbh * (10 + 24.0 / 8 + 4.0 * 96 / (12288 * 8)));
+}
+
 TEST(OneFOneB, WarmUpSteadyStateCoolDown) {
   using S = PassStep;
   // Stage 0 of 4, 6 micro-batches: 3 warm-up forwards, then F/B pairs, then 3 backwards.

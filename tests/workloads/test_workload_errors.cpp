@@ -116,6 +116,10 @@ TEST(WorkloadErrors, SequenceLayerMistakes) {
               HasSubstr("shares the weight of 'embed' but not a bias of the same size"));
   EXPECT_THAT(error_of(ids_model(embed + "  - attention: {score: additive, heads: 2}\n"), 6),
               HasSubstr("additive attention has one head"));
+  EXPECT_THAT(error_of(ids_model(embed + "  - attention: {score: additive, fused: true}\n"), 6),
+              HasSubstr("additive attention has no fused kernel"));
+  EXPECT_THAT(error_of(ids_model(embed + "  - attention: {heads: 2, fused: yes please}\n"), 6),
+              HasSubstr("fused"));
   EXPECT_THAT(error_of(ids_model(embed + "  - attention: {score: bilinear}\n"), 6),
               HasSubstr("unknown attention score 'bilinear'"));
   EXPECT_THAT(error_of(ids_model(embed + "  - lstm: {hidden: 4, layers: 2}\n"), 6),

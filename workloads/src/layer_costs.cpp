@@ -103,8 +103,8 @@ void add_tensors(WorkloadCosts& costs, const Layer& layer, int index) {
 
 // The costs of attention and LSTM layers per sample, in elements where not FLOPs: what they
 // move besides their inputs and output (`inner_*`: intermediates written and read back, as a
-// plain implementation runs them, not a fused kernel [?]) and keep for backward besides their
-// output (docs/workload-schema.md#costs).
+// plain implementation runs them [?], or a fused attention core) and keep for backward besides
+// their output (docs/workload-schema.md#costs).
 struct SequenceCost {
   double macs = 0, fwd = 0, bwd_data = 0, bwd_weight = 0;
   double inner_fwd = 0, inner_bwd = 0, kept = 0;
@@ -150,6 +150,20 @@ SequenceCost attention_cost(const Workload& w, const Layer& layer) {
   s.fwd = 2 * s.macs + 5 * probabilities + bias;
   s.bwd_data = 2 * projections + 4 * core + 3 * probabilities;
   s.bwd_weight = 2 * projections + bias;
+  if (layer.params.fused) {
+    // A fused core (FlashAttention-2, Dao 2023, Algorithms 1 and 2) writes no score or
+    // probability: Q, K, V written and read back, the context written and read, and the
+    // softmax's logsumexp, h Tq values in fp32 (here in elements of the model's precision),
+    // written forward and read backward; backward reads Q, K, V, the context and its gradient
+    // and writes dQ, dK, dV. The FLOPs above stay the operations of the mathematics (what model
+    // FLOPs count); the fused kernel's backward also recomputes the scores
+    // (layer_kernels.cpp).
+    const double logsumexp = layer.params.heads * tq * 4.0 / bytes_per_element(w.precision);
+    s.inner_fwd = 2 * projected + logsumexp;
+    s.inner_bwd = 4 * projected + logsumexp;
+    s.kept = projected + logsumexp;
+    return s;
+  }
   // Q, K, V and the context written and read back; the scores and probabilities twice.
   s.inner_fwd = 2 * projected + 4 * probabilities;
   s.inner_bwd = 2 * s.inner_fwd;

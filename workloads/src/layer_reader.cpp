@@ -128,6 +128,7 @@ LayerParams read_params(LayerType type, const MapReader& r) {
         p.kv_heads = static_cast<int>(read_integer(*k, "kv_heads of " + what, 1, kMaxDimension));
       }
       if (const ConfigNode* b = r.find("bias")) p.bias = read_bool(*b, "bias of " + what);
+      if (const ConfigNode* f = r.find("fused")) p.fused = read_bool(*f, "fused of " + what);
       if (const ConfigNode* s = r.find("score")) {
         const std::string score = read_string(*s, "score of " + what);
         if (score != "dot" && score != "additive") {
@@ -139,6 +140,11 @@ LayerParams read_params(LayerType type, const MapReader& r) {
           throw ConfigError(s->origin(), fmt::format("{}: additive attention has one head and "
                                                      "no projection biases (drop heads, "
                                                      "kv_heads and bias)", what));
+        }
+        if (p.additive && p.fused) {
+          throw ConfigError(s->origin(), fmt::format("{}: additive attention has no fused kernel "
+                                                     "(drop fused: true, or use score: dot)",
+                                                     what));
         }
       }
       break;
@@ -173,7 +179,7 @@ std::vector<std::string> allowed_keys(LayerType type) {
     case LayerType::Embedding:
       return {"name", "vocab", "dim", "shares"};
     case LayerType::Attention:
-      return {"name", "heads", "kv_heads", "bias", "memory", "score"};
+      return {"name", "heads", "kv_heads", "bias", "memory", "score", "fused"};
     case LayerType::Lstm:
       return {"name", "hidden", "bidirectional"};
     case LayerType::RoiAlign:

@@ -57,6 +57,9 @@ struct LayerParams {
   int heads = 1;      // attention
   int kv_heads = 0;   // attention: key and value heads (grouped-query attention); 0: `heads`
   bool additive = false;       // attention: Bahdanau's normalised additive score (GNMT)
+  // attention: the core (scores, softmax, P V) runs as one fused kernel that never writes the
+  // Tq x Tk scores or probabilities (FlashAttention-2, Dao 2023; cuDNN's fused attention)
+  bool fused = false;
   bool bidirectional = false;  // lstm; its hidden size is `filters`
   long rois = 0;      // roi_align: regions per sample; their crops are size x size (kernel_h)
   int kernel_h = 1, kernel_w = 1;
