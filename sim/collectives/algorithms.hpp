@@ -16,6 +16,8 @@ namespace gpuscale::coll {
 Schedule build_nccl_ring(const CollectiveRequest& request);          // every collective
 Schedule build_nccl_reduce_bcast(const CollectiveRequest& request);  // allreduce
 Schedule build_nccl_tree(const CollectiveRequest& request);          // allreduce
+Schedule build_nccl_nvls(const CollectiveRequest& request);          // allreduce
+Schedule build_nccl_auto(const CollectiveRequest& request);          // allreduce
 Schedule build_ring(const CollectiveRequest& request);               // allreduce
 Schedule build_recursive_doubling(const CollectiveRequest& request); // allreduce
 Schedule build_rabenseifner(const CollectiveRequest& request);       // allreduce
@@ -29,6 +31,10 @@ Schedule build_aluminum(const CollectiveRequest& request);           // allreduc
 // algorithm an allreduce of `bytes` runs: nccl_ring, recursive_doubling or rabenseifner.
 double aluminum_host_transfer_max_bytes(int ranks);
 std::string aluminum_choice(double bytes, int ranks);
+
+// What nccl_auto runs for a request (nccl_auto.cpp): NCCL's choice from request.nccl. Throws
+// ConfigError when the request has no communicator facts.
+NcclChoice nccl_auto_choice(const CollectiveRequest& request);
 
 // NCCL's ring reduce to request.root and ring broadcast from it (nccl_ring.cpp), appended to `b`
 // after `deps`: the protocol latency, then per channel a pipelined chain along the ring. Return

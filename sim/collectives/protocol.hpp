@@ -12,6 +12,7 @@
 // the same table and are marked [?] in docs/collectives.md, since stored copies of 2.7-era files
 // disagree on two of them.
 //
+// Latencies follow the NCCL version asked for: 2.7.8 by default, or 2.21.5 (nccl_tuning.hpp).
 // Only the NCCL algorithms (nccl_*) read the protocol; the MPI family and p2p ignore it.
 #pragma once
 
@@ -23,6 +24,9 @@ namespace gpuscale::coll {
 
 enum class NcclProtocol { LL, LL128, Simple };
 
+// The NCCL releases whose tables gpuscale carries (nccl_tuning.hpp).
+enum class NcclVersion { v2_7_8, v2_21_5 };
+
 // Which row of NCCL's hop-latency table an intra-node hop uses.
 enum class IntraLink { NvLink, Pci };
 
@@ -32,6 +36,8 @@ struct Protocol {
   // Seconds. Ring and tree latencies of NCCL's model (see above).
   double ring_base_s = 0, ring_hop_intra_s = 0, ring_hop_inter_s = 0;
   double tree_base_s = 0, tree_hop_intra_s = 0, tree_hop_inter_s = 0;
+  // NVLS's latency (NCCL >= 2.17, Simple only; 0 where the version has no NVLS).
+  double nvls_s = 0;
 
   // NCCL's latency of a ring collective of `steps` pipeline steps, `inter_steps` of them over
   // the network.
@@ -45,9 +51,11 @@ struct Protocol {
 // No protocol cost: zero latencies, one wire byte per payload byte. For closed-form checks and
 // what-if studies.
 Protocol ideal_protocol();
-Protocol nccl_protocol(NcclProtocol kind, IntraLink link = IntraLink::NvLink);
+Protocol nccl_protocol(NcclProtocol kind, IntraLink link = IntraLink::NvLink,
+                       NcclVersion version = NcclVersion::v2_7_8);
 // "ll", "ll128", "simple" or "ideal"; throws ConfigError for another name, with a hint.
-Protocol protocol_by_name(std::string_view name, IntraLink link = IntraLink::NvLink);
+Protocol protocol_by_name(std::string_view name, IntraLink link = IntraLink::NvLink,
+                          NcclVersion version = NcclVersion::v2_7_8);
 const std::vector<std::string>& protocol_names();
 
 // The protocol among `allowed` that minimises NCCL's own time model for a ring allreduce of
@@ -79,10 +87,11 @@ Protocol choose_nccl_ring_protocol(
     double bytes, RingSteps steps, int channels, double channel_bandwidth_Bps,
     const std::vector<NcclProtocol>& allowed = {NcclProtocol::LL, NcclProtocol::LL128,
                                                 NcclProtocol::Simple},
-    IntraLink link = IntraLink::NvLink);
+    IntraLink link = IntraLink::NvLink, NcclVersion version = NcclVersion::v2_7_8);
 
 // NCCL's protocol for a point-to-point send of `bytes` (all-to-all is one per peer): LL up to
 // NCCL_P2P_LL_THRESHOLD (16384 bytes by default, NVIDIA/nccl src/enqueue.cc), else Simple.
-Protocol choose_nccl_p2p_protocol(double bytes, IntraLink link = IntraLink::NvLink);
+Protocol choose_nccl_p2p_protocol(double bytes, IntraLink link = IntraLink::NvLink,
+                                  NcclVersion version = NcclVersion::v2_7_8);
 
 }  // namespace gpuscale::coll

@@ -27,6 +27,12 @@ const std::vector<Algorithm>& algorithms() {
       {"nccl_reduce_bcast", {kAll}, "MXNet kvstore=nccl: ncclReduce then ncclBcast",
        build_nccl_reduce_bcast},
       {"nccl_tree", {kAll}, "NCCL double binary tree across nodes, pipelined", build_nccl_tree},
+      {"nccl_nvls", {kAll}, "NCCL NVLS: the NVSwitch reduces (Hopper, one node)",
+       build_nccl_nvls},
+      // nccl_nvls's flows follow channel ring 0, pairs nccl_ring uses: not listed in `runs`, so
+      // that routing a machine without NVLS never builds it.
+      {"nccl_auto", {kAll}, "NCCL's own choice of ring, tree or NVLS by its cost model",
+       build_nccl_auto, {"nccl_ring", "nccl_tree"}},
       {"ring", {kAll}, "MPI ring: reduce-scatter + allgather", build_ring},
       {"recursive_doubling", {kAll}, "MPI recursive doubling (MPICH)", build_recursive_doubling},
       {"rabenseifner", {kAll}, "MPI recursive halving + doubling (MPICH)", build_rabenseifner},

@@ -7,6 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
+#include "sim/collectives/nccl_tuning.hpp"
 #include "sim/collectives/protocol.hpp"
 
 namespace gpuscale::coll {
@@ -37,6 +40,12 @@ struct CollectiveRequest {
   // Empty = all ranks on one node.
   std::vector<int> node_of_rank;
   Protocol protocol = nccl_protocol(NcclProtocol::Simple);
+  // What NCCL's tuning reads of the machine (nccl_tuning.hpp), for nccl_auto's choice and for
+  // nccl_nvls, which runs only where it says NVLS can; absent: neither can run.
+  std::optional<NcclComm> nccl;
+  // nccl_auto chooses the protocol with the algorithm (NCCL_PROTO unset); false: it keeps
+  // `protocol` and chooses the algorithm alone.
+  bool nccl_chooses_protocol = false;
 };
 
 // The pipeline steps NCCL's cost model charges a collective of `kind` over `ranks` ranks on

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <stdexcept>
 
 #include "sim/core/config_reader.hpp"
@@ -37,7 +38,8 @@ Quantity read_positive(const ConfigNode& node, const std::string& what,
 
 GpuSpec read_gpu_spec(const ConfigNode& doc) {
   MapReader r(doc, "GPU spec", {"name", "description", "memory", "memory_bandwidth",
-                                "copy_efficiency", "sm_count", "boost_clock", "peak"});
+                                "copy_efficiency", "sm_count", "compute_capability", "boost_clock",
+                                "peak"});
   GpuSpec g;
   g.origin = Origin{doc.origin().file, 0};
   g.name = r.string("name", "V100-SXM2");
@@ -50,6 +52,10 @@ GpuSpec read_gpu_spec(const ConfigNode& doc) {
                                   fmt::format("copy_efficiency of {}", what), 0.01, 1.0);
   g.sm_count = static_cast<int>(
       read_integer(r.require("sm_count", "80"), fmt::format("sm_count of {}", what), 1, 100000));
+  if (const ConfigNode* cc = r.find("compute_capability")) {
+    g.compute_capability = static_cast<int>(
+        std::lround(10 * read_number(*cc, fmt::format("compute_capability of {}", what), 1, 20)));
+  }
   g.boost_clock = read_positive(r.require("boost_clock", "1530 MHz"),
                                 fmt::format("boost_clock of {}", what), &parse_frequency,
                                 "1530 MHz");

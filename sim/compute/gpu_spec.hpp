@@ -33,6 +33,9 @@ struct GpuSpec {
   BytesPerSecond memory_bandwidth;   // nominal (datasheet)
   double copy_efficiency = 1;        // measured device-to-device copy / nominal, in (0, 1]
   int sm_count = 0;
+  // CUDA compute capability, major * 10 + minor (70: Volta); 0 when the file does not give it.
+  // NCCL's tuning reads it (sim/collectives/nccl_tuning.hpp).
+  int compute_capability = 0;
   Hertz boost_clock;
   FlopsPerSecond peak_fp32;
   FlopsPerSecond peak_fp16;

@@ -37,8 +37,9 @@ class PipelineBuilder {
   }
   int device(int rank) const { return job_.placement.gpus[static_cast<size_t>(rank)]; }
 
-  // An NCCL ring collective over the job ranks `ranks`, on job ranks. `rings` over the group's
-  // own ranks (empty: one ring in rank order).
+  // An NCCL collective over the job ranks `ranks`, on job ranks: an allreduce by the algorithm
+  // NCCL would choose (nccl_auto), another by NCCL's ring. `rings` over the group's own ranks
+  // (empty: one ring in rank order).
   coll::Schedule collective(coll::Collective kind, double bytes, const std::vector<int>& ranks,
                             const std::vector<std::vector<int>>& rings) const {
     std::vector<int> devices, nodes;
@@ -53,8 +54,9 @@ class PipelineBuilder {
     request.ranks = static_cast<int>(ranks.size());
     request.rings = rings;
     request.node_of_rank = nodes;
-    request.protocol = choice.for_collective(kind, bytes);
-    return on_job_ranks(coll::build_schedule("nccl_ring", request), ranks);
+    choice.fill(request);
+    const char* algorithm = kind == coll::Collective::AllReduce ? "nccl_auto" : "nccl_ring";
+    return on_job_ranks(coll::build_schedule(algorithm, request), ranks);
   }
 
   // The tensor-parallel group of stage 0, replica 0 with NCCL's rings over its node's GPUs.

@@ -23,15 +23,12 @@ std::string simulate(const CollectiveJob& job, const std::string& algorithm) {
   const topo::Topology machine = machine_for(job.topology, job.topology_overrides, job.gpus);
   const Placement placement = place_job(machine, job.gpus);
   const topo::Router router(machine, machine.default_routing());
-  ProtocolChoice choice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
-                        job.protocol);
-  const std::string protocol = choice.for_collective(job.collective, job.bytes).name;
   const CollectiveRun run = simulate_collective(
       machine, router, placement.gpus, placement.rings, placement.node_of_rank, algorithm,
-      job.bytes, protocol, reduce_bandwidth_Bps(machine.devices()[placement.gpus[0]].model),
+      job.bytes, job.protocol, reduce_bandwidth_Bps(machine.devices()[placement.gpus[0]].model),
       job.collective);
   return json{{"topology", machine.name()},
-              {"protocol", protocol},
+              {"protocol", run.protocol},
               {"seconds", run.seconds},
               {"activities", run.activities}}
       .dump();

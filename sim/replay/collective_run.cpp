@@ -1,8 +1,12 @@
 #include "sim/replay/collective_run.hpp"
 
+#include <fmt/format.h>
+
+#include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 #include "sim/replay/dag_executor.hpp"
+#include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/schedule_nodes.hpp"
 
 namespace gpuscale::sim {
@@ -41,9 +45,18 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
   request.ranks = static_cast<int>(gpus.size());
   request.rings = rings;
   request.node_of_rank = node_of_rank;
-  request.protocol = coll::protocol_by_name(protocol);
-  return run_schedule(topology, router, gpus, coll::build_schedule(algorithm, request),
-                      reduce_bandwidth_Bps);
+  ProtocolChoice(topology, router, gpus, rings, node_of_rank, protocol).fill(request);
+  CollectiveRun run = run_schedule(topology, router, gpus, coll::build_schedule(algorithm, request),
+                                   reduce_bandwidth_Bps);
+  run.protocol = request.protocol.name;
+  if (algorithm == "nccl_auto" && request.ranks > 1 && bytes > 0) {
+    const coll::NcclChoice choice = coll::nccl_auto_choice(request);
+    run.protocol = fmt::format("{}/{} (NCCL {})", coll::to_string(choice.algorithm),
+                               request.nccl_chooses_protocol ? coll::nccl_protocol(choice.protocol).name
+                                                             : request.protocol.name,
+                               coll::to_string(request.nccl->version));
+  }
+  return run;
 }
 
 double simulate_copy(const topo::Topology& topology, const topo::Router& router, int src, int dst,

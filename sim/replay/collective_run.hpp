@@ -14,6 +14,8 @@ namespace gpuscale::sim {
 struct CollectiveRun {
   double seconds = 0;
   long activities = 0;
+  // The protocol that ran; for nccl_auto "algorithm/protocol (NCCL version)", NCCL's choice.
+  std::string protocol;
 };
 
 // `algorithm` is a registry name over the ranks `gpus` (device indices), channel `rings` over

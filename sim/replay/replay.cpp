@@ -195,7 +195,7 @@ class Replay {
     request.root = root;
     request.rings = s_.rings;
     request.node_of_rank = s_.node_of_rank;
-    request.protocol = protocol_.for_bytes(bytes);
+    protocol_.fill(request);
     return request;
   }
 

@@ -171,7 +171,7 @@ class TraceReplay {
       request.ranks = ranks_;
       request.rings = m_.placement.rings;
       request.node_of_rank = m_.placement.node_of_rank;
-      request.protocol = protocol_.for_collective(node.collective, node.bytes);
+      protocol_.fill(request);
       s = coll::build_schedule(algorithm_for(node.collective), request);
     } else {
       const bool send = node.kind == TraceNode::Kind::Send;

@@ -24,12 +24,24 @@ constexpr double kS = 100e6;  // bytes
 const UniformCost kCost{1.5e-6, 20e9, 700e9};
 const double a = kCost.alpha_s, B = kCost.bandwidth_Bps, G = kCost.reduce_bandwidth_Bps;
 
+// What NCCL's tuning reads (nccl_auto, nccl_nvls): an NVSwitch node of H100s, one channel.
+NcclComm nvswitch_comm(int p) {
+  NcclComm c;
+  c.version = NcclVersion::v2_21_5;
+  c.ranks = std::max(p, 2);
+  c.channel_bw_GBps = B / 1e9;
+  c.compute_capability = 90;
+  c.nvls_bus_bw_GBps = B / 1e9;
+  return c;
+}
+
 CollectiveRequest request(int p, Collective kind = Collective::AllReduce) {
   CollectiveRequest r;
   r.kind = kind;
   r.bytes = kS;
   r.ranks = p;
   r.protocol = ideal_protocol();
+  r.nccl = nvswitch_comm(p);
   return r;
 }
 
@@ -383,8 +395,9 @@ TEST(Aluminum, RunsTheChosenSchedule) {
 
 // ---- what moves ---------------------------------------------------------------------------------
 
-// Every allreduce but recursive doubling moves 2(p-1) S over the wire (recursive doubling moves
-// p log2 p S); the bandwidth-optimal ones give each rank 2(p-1)/p S.
+// Every allreduce but recursive doubling and NVLS moves 2(p-1) S over the wire (recursive
+// doubling moves p log2 p S, NVLS (p + 1) S); the bandwidth-optimal ones give each rank
+// 2(p-1)/p S.
 TEST(Bytes, AllreduceWireTotals) {
   for (int p : {2, 3, 8, 12, 16}) {
     for (const auto& name : algorithm_names()) {
@@ -392,6 +405,15 @@ TEST(Bytes, AllreduceWireTotals) {
       r.rings = shifted_rings(p, 2);
       if (name == "nccl_tree" || name == "hierarchical") r = on_nodes(1, p);
       const Schedule s = build_schedule(name, r);
+      if (name == "nccl_nvls") {  // the switch reduces: each GPU sends S (1 + 1/p)
+        EXPECT_NEAR(wire_bytes(s), (p + 1) * kS, 1e-6 * kS) << p;
+        continue;
+      }
+      if (name == "nccl_auto") {  // what it chose moves what that moves
+        EXPECT_EQ(wire_bytes(s),
+                  wire_bytes(build_schedule(schedule_of(nccl_auto_choice(r).algorithm), r)));
+        continue;
+      }
       if (name == "recursive_doubling") {
         if (is_pof2(p)) {
           EXPECT_DOUBLE_EQ(wire_bytes(s), p * log2_floor(p) * kS);
@@ -555,7 +577,8 @@ TEST(Scale, OpCountsAt512RanksOn128Nodes) {
       {"nccl_tree", 4 * 511},      {"ring", 3 * 512},
       {"recursive_doubling", 2 * 512 * 9}, {"rabenseifner", 3 * 512 * 9},
       {"binomial_tree", 3 * 511},  {"hierarchical", 3 * (512 - 128) + 3 * 128 + 1},
-      {"p2p", 2 * 511 + 1},        {"aluminum", 512}};
+      {"p2p", 2 * 511 + 1},        {"aluminum", 512},
+      {"nccl_nvls", 512},          {"nccl_auto", 512}};  // NVLS (the request's switch), no delay
   for (const auto& name : algorithm_names()) {
     const Schedule s = build_schedule(name, on_nodes(4, 128));
     std::size_t deps = 0;
@@ -652,7 +675,8 @@ TEST(Contract, ValidateNamesTheBrokenOp) {
 
 TEST(Registry, NamesAndMessages) {
   EXPECT_EQ(algorithm_names(),
-            (std::vector<std::string>{"nccl_ring", "nccl_reduce_bcast", "nccl_tree", "ring",
+            (std::vector<std::string>{"nccl_ring", "nccl_reduce_bcast", "nccl_tree", "nccl_nvls",
+                                      "nccl_auto", "ring",
                                       "recursive_doubling", "rabenseifner", "binomial_tree",
                                       "hierarchical", "p2p", "aluminum"}));
   EXPECT_EQ(find_algorithm("rabenseifner").name, "rabenseifner");

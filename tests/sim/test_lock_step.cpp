@@ -12,6 +12,7 @@
 #include "sim/replay/isolated.hpp"
 #include "sim/replay/lock_step.hpp"
 #include "sim/replay/machine_setup.hpp"
+#include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/schedule_nodes.hpp"
 
 namespace gpuscale::sim {
@@ -36,11 +37,14 @@ Both simulated_and_estimated(const std::string& machine_name, int gpus,
             .seconds;
     coll::CollectiveRequest request;
     request.kind = kind;
-    request.protocol = coll::protocol_by_name("simple");
     request.bytes = bytes;
     request.ranks = gpus;
     request.rings = placement.rings;
     request.node_of_rank = placement.node_of_rank;
+    // The protocol as simulate_collective sets it: Simple, in the GPUs' NCCL version.
+    ProtocolChoice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
+                   "simple")
+        .fill(request);
     const coll::Schedule schedule = coll::build_schedule(algorithm, request);
     std::map<std::pair<int, int>, topo::Route> routes;
     const RankRoute route = [&](int a, int b) -> const topo::Route& {

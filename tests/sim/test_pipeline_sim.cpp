@@ -2,6 +2,7 @@
 // communication its bubble is (p-1)/(m+p-1); the tensor-parallel allreduce puts
 // 2(t-1)/t x its bytes on the links leaving each GPU; the data-parallel exchange comes after the
 // pipeline and lengthens the iteration.
+// (NVLS's allreduce on Hopper: (1 + 1/t) x its bytes.)
 #include <gtest/gtest.h>
 
 #include "sim/parallel/layout.hpp"
@@ -12,8 +13,8 @@ namespace gpuscale::par {
 namespace {
 
 struct Machine {
-  explicit Machine(int gpus)
-      : topology(sim::machine_for("dgx-h200-superpod", {}, gpus)),
+  explicit Machine(int gpus, const std::string& name = "dgx-h200-superpod")
+      : topology(sim::machine_for(name, {}, gpus)),
         router(topology, topology.default_routing()) {}
   topo::Topology topology;
   topo::Router router;
@@ -47,20 +48,31 @@ TEST(PipelineSim, ClosedFormBubbleFourStagesEightMicroBatches) { expect_closed_f
 TEST(PipelineSim, ClosedFormBubbleEightStages32MicroBatches) { expect_closed_form_bubble(8, 32); }
 TEST(PipelineSim, ClosedFormBubble32StagesOverNodes) { expect_closed_form_bubble(32, 64); }
 
-TEST(PipelineSim, TensorParallelAllreduceSendsItsRingShareFromEveryGpu) {
-  const Machine m(8);
+// GPT-3 175B, b = 1: s b h x 2 bytes per allreduce, 12 a pass, on one node of `machine`.
+PipelineResult tensor_parallel_allreduces(const std::string& machine) {
+  const Machine m(8, machine);
   PipelineJob job = uniform_job(m, 8, 1, 1, 2);
   job.protocol = "simple";  // no LL/LL128 flag bytes on the wire
-  // GPT-3 175B, b = 1: s b h x 2 bytes per allreduce.
   job.tp_allreduce_bytes = 2048.0 * 12288 * 2;
   job.stages[0].forward_allreduces = 2 * 6;
   job.stages[0].backward_allreduces = 2 * 6;
-  const PipelineResult r = simulate_pipeline(job);
-  // Per GPU, per layer and micro-batch, forward and backward: 4 x 2(t-1)/t x s b h x 2 bytes.
+  return simulate_pipeline(job);
+}
+
+// NCCL 2.7.8 runs a ring on A100s (no NVLS): per GPU, per layer and micro-batch, forward and
+// backward: 4 x 2(t-1)/t x s b h x 2 bytes.
+TEST(PipelineSim, TensorParallelAllreduceSendsItsRingShareFromEveryGpu) {
+  const PipelineResult r = tensor_parallel_allreduces("dgx-a100-superpod");
   EXPECT_NEAR(4 * r.tp_bytes_per_gpu, 4 * 2.0 * 7 / 8 * 2048 * 12288 * 2, 1.0);
   EXPECT_GT(r.tp_allreduce_s, 0);
   // Each pass is its kernels and then its 12 allreduces.
   EXPECT_NEAR(r.stages[0].busy_s, 2 * (0.030 + 24 * r.tp_allreduce_s), 1e-9);
+}
+
+// On H200s NCCL 2.21.5 runs NVLS, where the switch reduces: (1 + 1/t) x s b h x 2 bytes.
+TEST(PipelineSim, TensorParallelAllreduceOnHopperIsNvlsAndSendsLess) {
+  const PipelineResult r = tensor_parallel_allreduces("dgx-h200-superpod");
+  EXPECT_NEAR(4 * r.tp_bytes_per_gpu, 4 * (1 + 1.0 / 8) * 2048 * 12288 * 2, 1.0);
 }
 
 TEST(PipelineSim, DataParallelExchangeFollowsThePipeline) {

@@ -200,8 +200,8 @@ TEST(ValidateCli, Dgx1MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) {
 }
 
 // The same for the Megatron-LM suite on Selene (validation/megatron-a100, a `kind: train` suite:
-// every point held out, nothing fitted). On 2026-11-28: narayanan-table1 4.4% over 9 points,
-// readme-mfu 6.6% over 3, overall 5.0%; the bounds are those plus 2 points, rounded up. Two rows
+// every point held out, nothing fitted). On 2026-11-28: narayanan-table1 4.5% over 9 points,
+// readme-mfu 6.3% over 3, overall 4.9%; the bounds are those plus 2 points, rounded up. Two rows
 // (the 1T model) are transcribed but not simulated: their fc1 exceeds a cuDNN tensor.
 const std::map<std::string, double> kMegatronMapeBoundPct = {
     {"narayanan-table1", 7}, {"readme-mfu", 9}, {"overall", 7}};
@@ -232,16 +232,17 @@ TEST(ValidateCli, MegatronA100MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) 
   EXPECT_EQ(run_command(command).out, first.out);  // same input, same bytes
 }
 
-// The same for the Megatron-Core H100 table (validation/megatron-h100): 17.0% over 7 points on
-// 2026-11-28 with fused attention (30.3% before it), every one under-predicted (no
-// communication overlap, among others: docs/validation.md); the bound is that plus 2 points.
+// The same for the Megatron-Core H100 table (validation/megatron-h100): 13.4% over 7 points on
+// 2026-11-28 with fused attention and NCCL's own algorithm choice (30.3% before both), every one
+// under-predicted (no communication overlap, among others: docs/validation.md); the bound is that
+// plus 2 points, rounded up.
 // Two rows are transcribed, not simulated.
 TEST(ValidateCli, MegatronH100MapeStaysWithinItsBound) {
   const auto r = run_command(kGpuscale + " validate --suite megatron-h100 --format json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["points"].size(), 9u);
-  EXPECT_LE(j["mape_pct"]["overall"].get<double>(), 19);
+  EXPECT_LE(j["mape_pct"]["overall"].get<double>(), 15);
 }
 
 TEST(ValidateCli, TrainSuiteRowThatDisagreesWithItsWorkloadIsAnErrorWithItsLine) {

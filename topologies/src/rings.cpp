@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace gpuscale::topo {
 namespace {
@@ -114,6 +115,20 @@ class RingPacker {
   std::vector<int> chosen_, best_;
 };
 
+// Every GPU of `node_gpus` has a link to an NVSwitch (DGX-2, DGX A100, DGX H100): NCCL's
+// search then finds rings through the switch in any GPU order.
+bool on_one_nvswitch_fabric(const Topology& topology, const std::vector<int>& node_gpus) {
+  for (int gpu : node_gpus) {
+    bool linked = false;
+    for (int l : topology.links_of(gpu)) {
+      const int other = topology.links()[static_cast<size_t>(l)].other(gpu);
+      linked = linked || topology.devices()[static_cast<size_t>(other)].kind == DeviceKind::NvSwitch;
+    }
+    if (!linked) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 RingSet find_rings(const Topology& topology, int max_rings, int gpus_per_node, int nodes_used,
@@ -144,6 +159,20 @@ RingSet find_rings(const Topology& topology, int max_rings, int gpus_per_node, i
   }
   result.over_nvlink = !node_rings.empty();
   const int nodes = nodes_used > 0 ? std::min(nodes_used, topology.nodes()) : topology.nodes();
+  if (node_rings.empty() && n > 1 && on_one_nvswitch_fabric(topology, node_gpus)) {
+    // Every pair equally close: the order is free, and each rotation is opened at another GPU.
+    // Across nodes, one per rail its chain leaves through; on one node, one per GPU.
+    std::set<int> rails;
+    for (int last = n - 1; last >= 0 && static_cast<int>(node_rings.size()) < max_rings; --last) {
+      std::vector<int> rotation(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) rotation[static_cast<size_t>(i)] = (last + 1 + i) % n;
+      if (router != nullptr && nodes > 1) {
+        const int rail = router->nearest_rail(node_gpus[static_cast<size_t>(last)]);
+        if (!rails.insert(rail).second) continue;
+      }
+      node_rings.push_back(std::move(rotation));
+    }
+  }
   if (node_rings.empty()) {
     std::vector<int> in_order(n);
     std::iota(in_order.begin(), in_order.end(), 0);

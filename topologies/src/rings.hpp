@@ -13,6 +13,12 @@
 // a NIC of its own (`cardUsed`, src/transport/net.cu:131-175 at v2.3.7-1), so a node with two
 // NICs runs two rings, one through each. gpuscale adds the reversed order, whose chain leaves the
 // node from its other end, where that end's nearest NIC is another rail's (`router`).
+// On an NVSwitch node (every GPU linked to an NVSwitch: DGX-2, DGX A100, DGX H100) any order is a
+// ring through the switch; gpuscale takes the rotations of the declaration order, each opened at
+// another GPU: across nodes one per rail the chain leaves through (NCCL gives every NIC a channel
+// of its own, as above; on rail-optimised clusters each channel stays on its rail [?]), on one node
+// one per GPU (the same edges: the link loads are one ring's, split in channels as NCCL splits
+// its own).
 #pragma once
 
 #include <vector>
