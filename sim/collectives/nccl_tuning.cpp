@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
 #include <stdexcept>
-
-#include "sim/core/config_reader.hpp"
-#include "sim/core/error.hpp"
 
 namespace gpuscale::coll {
 namespace {
@@ -20,6 +18,25 @@ int log2i(double n) {
 
 int protocol_index(NcclProtocol p) { return static_cast<int>(p); }
 
+// Algorithm bandwidth (GB/s) and latency (us) of an allreduce (ncclTopoTuneModel).
+struct Tuned {
+  double bandwidth = 0;
+  double latency = 0;
+};
+
+// ncclTopoGetAlgoTime, us: latency + bytes / bandwidth, a tree's bandwidth times its correction
+// for the size (`tree_correction`, indexed by log2(bytes / 64), 1 past its end), the latency
+// times `plateau`. Negative for a disabled pair (bandwidth 0).
+double algo_time_us(Tuned t, NcclAlgorithm a, double bytes,
+                    std::span<const double> tree_correction, double plateau) {
+  if (t.bandwidth == 0) return -1;
+  const size_t log_size = static_cast<size_t>(log2i(std::floor(bytes / 64)));
+  if (a == NcclAlgorithm::Tree && log_size < tree_correction.size()) {
+    t.bandwidth *= tree_correction[log_size];
+  }
+  return t.latency * plateau + bytes / (1000 * t.bandwidth);
+}
+
 // --- NCCL 2.7.8 (v2.7.8-1, src/graph/tuning.cc) --------------------------------------------
 
 // ll128MaxBwPerCh[ncclCollAllReduce] (line 76).
@@ -32,12 +49,7 @@ constexpr std::array<std::array<double, 22>, 3> kTreeCorrection_2_7 = {{
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9},
 }};
 
-// Algorithm bandwidth (GB/s) and latency (us) of an allreduce, ncclTopoTuneModel lines 93-142.
-struct Tuned {
-  double bandwidth = 0;
-  double latency = 0;
-};
-
+// ncclTopoTuneModel, lines 93-142.
 Tuned tune_2_7(const NcclComm& c, NcclAlgorithm a, NcclProtocol p) {
   if (a == NcclAlgorithm::Nvls) return {};
   const bool cc80 = c.compute_capability == 80;
@@ -65,7 +77,8 @@ Tuned tune_2_7(const NcclComm& c, NcclAlgorithm a, NcclProtocol p) {
 
   const Protocol lat = nccl_protocol(p, c.intra, NcclVersion::v2_7_8);
   double intra = (a == NcclAlgorithm::Ring ? lat.ring_hop_intra_s : lat.tree_hop_intra_s) * 1e6;
-  const double inter = (a == NcclAlgorithm::Ring ? lat.ring_hop_inter_s : lat.tree_hop_inter_s) * 1e6;
+  const double inter =
+      (a == NcclAlgorithm::Ring ? lat.ring_hop_inter_s : lat.tree_hop_inter_s) * 1e6;
   if (c.nodes > 1 && p == NcclProtocol::LL) intra *= 1.8;
   Tuned t;
   t.bandwidth = bus * ratio;
@@ -82,19 +95,11 @@ Tuned tune_2_7(const NcclComm& c, NcclAlgorithm a, NcclProtocol p) {
   return t;
 }
 
-double time_2_7(const NcclComm& c, NcclAlgorithm a, NcclProtocol p, double bytes) {
-  Tuned t = tune_2_7(c, a, p);
-  if (t.bandwidth == 0) return -1;
-  const int log_size = log2i(std::floor(bytes / 64));
-  if (a == NcclAlgorithm::Tree && log_size < 22) {
-    t.bandwidth *= kTreeCorrection_2_7[protocol_index(p)][log_size];
-  }
-  // The ring's plateau (ncclTopoGetAlgoTime, lines 261-262).
-  if (a == NcclAlgorithm::Ring && p == NcclProtocol::Simple && c.nodes > 1 &&
-      bytes >= c.ranks / 16.0 * 65536) {
-    t.latency *= 1.9;
-  }
-  return t.latency + bytes / (1000 * t.bandwidth);
+// The ring's plateau (ncclTopoGetAlgoTime, lines 261-262).
+double ring_plateau_2_7(const NcclComm& c, NcclAlgorithm a, NcclProtocol p, double bytes) {
+  const bool on_plateau = a == NcclAlgorithm::Ring && p == NcclProtocol::Simple && c.nodes > 1 &&
+                          bytes >= c.ranks / 16.0 * 65536;
+  return on_plateau ? 1.9 : 1;
 }
 
 // --- NCCL 2.21.5 (v2.21.5-1, src/graph/tuning.cc) ------------------------------------------
@@ -176,19 +181,12 @@ Tuned tune_2_21(const NcclComm& c, NcclAlgorithm a, NcclProtocol p) {
   return t;
 }
 
-double time_2_21(const NcclComm& c, NcclAlgorithm a, NcclProtocol p, double bytes) {
-  Tuned t = tune_2_21(c, a, p);
-  if (t.bandwidth == 0) return -1;
-  const int log_size = log2i(std::floor(bytes / 64));
-  if (a == NcclAlgorithm::Tree && log_size < 23) {
-    t.bandwidth *= kTreeCorrection_2_21[protocol_index(p)][log_size];
-  }
-  // The ring's plateau, lines 437-440.
-  if (a == NcclAlgorithm::Ring && p == NcclProtocol::Simple && c.nodes > 1 &&
-      bytes / (static_cast<double>(c.channels) * c.ranks) >= 64) {
-    t.latency *= c.compute_capability < 80 ? 1.9 : 1.4;
-  }
-  return t.latency + bytes / (1000 * t.bandwidth);
+// The ring's plateau, lines 437-440: 1.9 before Ampere, 1.4 from it.
+double ring_plateau_2_21(const NcclComm& c, NcclAlgorithm a, NcclProtocol p, double bytes) {
+  const bool on_plateau = a == NcclAlgorithm::Ring && p == NcclProtocol::Simple && c.nodes > 1 &&
+                          bytes / (static_cast<double>(c.channels) * c.ranks) >= 64;
+  if (!on_plateau) return 1;
+  return c.compute_capability < 80 ? 1.9 : 1.4;
 }
 
 }  // namespace
@@ -206,17 +204,6 @@ const char* to_string(NcclAlgorithm algorithm) {
   return "?";
 }
 
-const std::vector<std::string>& nccl_version_names() {
-  static const std::vector<std::string> names = {"2.7.8", "2.21.5"};
-  return names;
-}
-
-NcclVersion nccl_version_by_name(std::string_view name) {
-  if (name == "2.7.8") return NcclVersion::v2_7_8;
-  if (name == "2.21.5") return NcclVersion::v2_21_5;
-  throw ConfigError({}, unknown_name_message("NCCL version", name, nccl_version_names()));
-}
-
 const char* schedule_of(NcclAlgorithm algorithm) {
   switch (algorithm) {
     case NcclAlgorithm::Ring: return "nccl_ring";
@@ -232,9 +219,15 @@ double nccl_model_allreduce_s(const NcclComm& comm, NcclAlgorithm algorithm,
     throw std::invalid_argument("nccl_model_allreduce_s: a communicator needs ranks >= 2, "
                                 "nodes, channels and a channel bandwidth");
   }
-  const double us = comm.version == NcclVersion::v2_21_5
-                        ? time_2_21(comm, algorithm, protocol, bytes)
-                        : time_2_7(comm, algorithm, protocol, bytes);
+  const size_t proto = static_cast<size_t>(protocol_index(protocol));
+  const double us =
+      comm.version == NcclVersion::v2_21_5
+          ? algo_time_us(tune_2_21(comm, algorithm, protocol), algorithm, bytes,
+                         kTreeCorrection_2_21[proto],
+                         ring_plateau_2_21(comm, algorithm, protocol, bytes))
+          : algo_time_us(tune_2_7(comm, algorithm, protocol), algorithm, bytes,
+                         kTreeCorrection_2_7[proto],
+                         ring_plateau_2_7(comm, algorithm, protocol, bytes));
   return us < 0 ? -1 : us * 1e-6;
 }
 

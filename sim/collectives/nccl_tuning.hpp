@@ -20,8 +20,6 @@
 // gpuscale gives the tree the rings' channels and bandwidths.
 #pragma once
 
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "sim/collectives/protocol.hpp"
@@ -32,9 +30,6 @@ enum class NcclAlgorithm { Ring, Tree, Nvls };
 
 const char* to_string(NcclVersion version);     // "2.7.8"
 const char* to_string(NcclAlgorithm algorithm); // "ring", "tree", "nvls"
-const std::vector<std::string>& nccl_version_names();
-// Throws ConfigError "unknown NCCL version '2.8' (...)".
-NcclVersion nccl_version_by_name(std::string_view name);
 // The gpuscale schedule that runs `algorithm`: nccl_ring, nccl_tree, nccl_nvls.
 const char* schedule_of(NcclAlgorithm algorithm);
 

@@ -51,9 +51,10 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
   run.protocol = request.protocol.name;
   if (algorithm == "nccl_auto" && request.ranks > 1 && bytes > 0) {
     const coll::NcclChoice choice = coll::nccl_auto_choice(request);
-    run.protocol = fmt::format("{}/{} (NCCL {})", coll::to_string(choice.algorithm),
-                               request.nccl_chooses_protocol ? coll::nccl_protocol(choice.protocol).name
-                                                             : request.protocol.name,
+    const std::string protocol_ran = request.nccl_chooses_protocol
+                                         ? coll::nccl_protocol(choice.protocol).name
+                                         : request.protocol.name;
+    run.protocol = fmt::format("{}/{} (NCCL {})", coll::to_string(choice.algorithm), protocol_ran,
                                coll::to_string(request.nccl->version));
   }
   return run;

@@ -30,18 +30,6 @@ bool has_amd_cpu(const topo::Topology& t) {
   return false;
 }
 
-// A GPU's bandwidth to the NVSwitches it is linked to, bytes/s (0: none).
-double nvswitch_bandwidth(const topo::Topology& t, int gpu) {
-  double sum = 0;
-  for (int l : t.links_of(gpu)) {
-    const topo::Link& link = t.links()[static_cast<size_t>(l)];
-    if (t.devices()[static_cast<size_t>(link.other(gpu))].kind == topo::DeviceKind::NvSwitch) {
-      sum += link.effective_bandwidth().value;
-    }
-  }
-  return sum;
-}
-
 // The compute capability of a GPU model's shipped spec, read once per model; 0 for a model
 // without one (NCCL's unknown architecture).
 int compute_capability_of(const std::string& model) {
@@ -152,9 +140,8 @@ const coll::NcclComm& ProtocolChoice::nccl_comm() {
   }
   double share = channels_on.empty() ? 0 : 1e30;
   for (const auto& [link, channels] : channels_on) {
-    share = std::min(share,
-                     topology_.links()[static_cast<size_t>(link.first)].effective_bandwidth().value /
-                         channels);
+    const topo::Link& l = topology_.links()[static_cast<size_t>(link.first)];
+    share = std::min(share, l.effective_bandwidth().value / channels);
   }
   coll::NcclComm c;
   c.version = version_;
@@ -168,7 +155,7 @@ const coll::NcclComm& ProtocolChoice::nccl_comm() {
   // NVLS needs a reducing NVSwitch: the third generation, which only Hopper and later GPUs are
   // built with (DGX-2's and DGX A100's NVSwitches do not reduce).
   if (compute_capability_ >= 90 && !gpus_.empty()) {
-    c.nvls_bus_bw_GBps = nvswitch_bandwidth(topology_, gpus_[0]) / 1e9;
+    c.nvls_bus_bw_GBps = topology_.nvswitch_bandwidth(gpus_[0]) / 1e9;
   }
   comm_ = c;
   return *comm_;

@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "sim/trace/trace_job.hpp"
 #include "tests/support/test_support.hpp"
@@ -16,21 +14,11 @@ namespace gpuscale::interop {
 namespace {
 
 using gpuscale::testing::config_error_of;
+using gpuscale::testing::file_bytes;
+using gpuscale::testing::temp_prefix;
 using gpuscale::testing::write_temp_file;
 
 const std::string kData = std::string(GPUSCALE_SOURCE_DIR) + "/tests/interop/data/";
-
-std::string temp_prefix(const std::string& name) {
-  const std::string marker = write_temp_file(name + ".marker", "");
-  return marker.substr(0, marker.size() - std::string(".marker").size());
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST(ChakraTrace, RoundTripKeepsTheGraph) {
   TraceGraph g = astra_sim_iteration(load_astra_sim_workload(kData + "resnet50-like.txt"));

@@ -10,10 +10,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "sim/trace/iteration_trace.hpp"
 #include "sim/trace/trace_job.hpp"
@@ -29,21 +27,11 @@ namespace fs = std::filesystem;
 using interop::TraceGraph;
 using interop::TraceNode;
 using nlohmann::json;
+using testing::file_bytes;
 using testing::run_command;
+using testing::temp_prefix;
 
 const std::string kGpuscale = GPUSCALE_EXECUTABLE;
-
-std::string temp_prefix(const std::string& name) {
-  const std::string marker = testing::write_temp_file(name + ".marker", "");
-  return marker.substr(0, marker.size() - std::string(".marker").size());
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 Experiment on_dgx1(const std::string& framework) {
   Experiment e;

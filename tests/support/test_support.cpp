@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
 #include <utility>
 #include <sys/wait.h>
 
@@ -23,6 +24,18 @@ std::string write_temp_file(const std::string& name, const std::string& text) {
   const auto path = dir / name;
   std::ofstream(path) << text;
   return path.string();
+}
+
+std::string temp_prefix(const std::string& name) {
+  const std::string marker = write_temp_file(name + ".marker", "");
+  return marker.substr(0, marker.size() - std::string(".marker").size());
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::string framework_file_with(const std::string& key, const std::string& value,

@@ -10,6 +10,10 @@ namespace gpuscale::testing {
 
 // Writes `text` to a fresh file named `name` in a per-process temporary folder; returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
+// A path prefix `name` in that folder, for outputs written as PREFIX.0.et, PREFIX.1.et, ...
+std::string temp_prefix(const std::string& name);
+// The bytes of a file ("" if it cannot be read).
+std::string file_bytes(const std::string& path);
 
 // A shipped framework file (workloads/frameworks/FRAMEWORK.yaml) with the value of one
 // indented key (a host cost, ...) replaced, written by write_temp_file; returns its path.

@@ -118,15 +118,8 @@ class RingPacker {
 // Every GPU of `node_gpus` has a link to an NVSwitch (DGX-2, DGX A100, DGX H100): NCCL's
 // search then finds rings through the switch in any GPU order.
 bool on_one_nvswitch_fabric(const Topology& topology, const std::vector<int>& node_gpus) {
-  for (int gpu : node_gpus) {
-    bool linked = false;
-    for (int l : topology.links_of(gpu)) {
-      const int other = topology.links()[static_cast<size_t>(l)].other(gpu);
-      linked = linked || topology.devices()[static_cast<size_t>(other)].kind == DeviceKind::NvSwitch;
-    }
-    if (!linked) return false;
-  }
-  return true;
+  return std::all_of(node_gpus.begin(), node_gpus.end(),
+                     [&](int gpu) { return topology.nvswitch_bandwidth(gpu) > 0; });
 }
 
 }  // namespace

@@ -88,4 +88,15 @@ std::optional<int> Topology::nvlink_between(int a, int b) const {
   return std::nullopt;
 }
 
+double Topology::nvswitch_bandwidth(int device) const {
+  double sum = 0;
+  for (int k : incident_[device]) {
+    const Link& l = links_[k];
+    if (devices_[l.other(device)].kind == DeviceKind::NvSwitch) {
+      sum += l.effective_bandwidth().value;
+    }
+  }
+  return sum;
+}
+
 }  // namespace gpuscale::topo

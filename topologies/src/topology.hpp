@@ -94,6 +94,9 @@ class Topology {
   const std::vector<int>& links_of(int device) const { return incident_[device]; }
   // The NVLink between two devices, if any.
   std::optional<int> nvlink_between(int a, int b) const;
+  // A device's effective bandwidth to the NVSwitches it is linked to, bytes/s per direction
+  // (0: none).
+  double nvswitch_bandwidth(int device) const;
 
  private:
   std::string name_, description_, file_;
