@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::calib {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "sim/compute/kernel_time.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::calib {
 

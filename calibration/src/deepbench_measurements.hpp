@@ -11,8 +11,8 @@
 #include "calibration/src/deepbench.hpp"
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/measurement.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::calib {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/distribution.hpp"  // quantile
+#include "topologies/core/distribution.hpp"  // quantile
 
 namespace gpuscale::calib {
 

@@ -17,9 +17,9 @@
 #include "calibration/tool/device_info.hpp"
 #include "calibration/tool/microbenchmarks.hpp"
 #include "calibration/tool/network_profiler.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/output_file.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/output_file.hpp"
+#include "topologies/core/units.hpp"
 #include "workloads/src/layer_costs.hpp"
 #include "workloads/src/workload_loader.hpp"
 

@@ -4,7 +4,7 @@
 // algorithm's, named nccl_auto (nccl_auto_choice says which ran).
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/registry.hpp"
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::coll {
 

@@ -22,7 +22,7 @@
 #include <fmt/format.h>
 
 #include "sim/collectives/algorithms.hpp"
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::coll {
 

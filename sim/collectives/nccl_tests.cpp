@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::coll {
 namespace {

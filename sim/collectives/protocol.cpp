@@ -3,8 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/core/config_reader.hpp"
-#include "sim/core/error.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::coll {
 namespace {

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "sim/collectives/algorithms.hpp"
-#include "sim/core/config_reader.hpp"
-#include "sim/core/error.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::coll {
 namespace {

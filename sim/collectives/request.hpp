@@ -11,17 +11,16 @@
 
 #include "sim/collectives/nccl_tuning.hpp"
 #include "sim/collectives/protocol.hpp"
+#include "workloads/src/collective.hpp"
 
 namespace gpuscale::coll {
 
-// The collectives of NCCL (and nccl-tests), one name each across the CLI, YAML and output.
-enum class Collective { AllReduce, Reduce, Broadcast, AllGather, ReduceScatter, AllToAll };
-// "allreduce", "reduce", "broadcast", "allgather", "reducescatter", "alltoall"
-const char* to_string(Collective kind);
-const std::vector<Collective>& all_collectives();  // in the order above
-std::vector<std::string> collective_names();      // to_string of each, same order
-// Throws ConfigError "unknown collective 'allgater' (did you mean 'allgather'?)".
-Collective collective_by_name(std::string_view name);
+// The collectives a workload asks for (workloads/src/collective.hpp), as the algorithms take them.
+using wl::Collective;
+using wl::to_string;
+using wl::all_collectives;
+using wl::collective_names;
+using wl::collective_by_name;
 
 struct CollectiveRequest {
   Collective kind = Collective::AllReduce;

@@ -51,7 +51,7 @@ struct Schedule {
   // Rounds in lock step (MPICH's pairwise exchanges on a power of two ranks): every op of one
   // dependency depth does the same work on a different rank, so a depth ends when its slowest op
   // does. The replay may then evaluate each depth's transfers from their link loads instead of
-  // flow by flow (sim/replay/lock_step.hpp).
+  // flow by flow (sim/engine/lock_step.hpp).
   bool lock_step = false;
 
   bool operator==(const Schedule&) const = default;

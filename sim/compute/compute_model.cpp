@@ -19,7 +19,7 @@
 
 #include "sim/compute/layer_kernels.hpp"
 #include "sim/compute/projection.hpp"
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::compute {
 namespace {

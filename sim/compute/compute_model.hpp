@@ -10,7 +10,7 @@
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
 #include "sim/compute/profile.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/units.hpp"
 #include "workloads/src/layer_costs.hpp"
 #include "workloads/src/workload.hpp"
 

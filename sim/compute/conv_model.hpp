@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "sim/compute/gpu_spec.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::compute {
 

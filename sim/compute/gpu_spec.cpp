@@ -8,7 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::compute {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/error.hpp"
-#include "sim/core/shipped_files.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/shipped_files.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::compute {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/core/config_reader.hpp"
-#include "sim/core/shipped_files.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/shipped_files.hpp"
 
 namespace gpuscale::compute {
 namespace {

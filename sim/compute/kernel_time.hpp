@@ -19,8 +19,8 @@
 
 #include "sim/compute/conv_model.hpp"
 #include "sim/compute/gpu_spec.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::compute {
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "sim/core/config_reader.hpp"
-#include "sim/core/yaml_scalar.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/yaml_scalar.hpp"
 
 namespace gpuscale::compute {
 namespace {

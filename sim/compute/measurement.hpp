@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale {
 class MapReader;

@@ -7,8 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "sim/core/config_reader.hpp"
-#include "sim/core/yaml_scalar.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/yaml_scalar.hpp"
 
 namespace gpuscale::compute {
 namespace {

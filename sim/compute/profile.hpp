@@ -24,8 +24,8 @@
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
 #include "sim/compute/measurement.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::compute {
 

@@ -17,7 +17,7 @@
 
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::compute {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::par {
 

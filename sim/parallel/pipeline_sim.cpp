@@ -4,11 +4,11 @@
 #include <map>
 
 #include "sim/collectives/registry.hpp"
+#include "sim/engine/dag_executor.hpp"
+#include "sim/engine/schedule_nodes.hpp"
+#include "sim/engine/simgrid_platform.hpp"
 #include "sim/parallel/one_f_one_b.hpp"
-#include "sim/platform/simgrid_platform.hpp"
-#include "sim/replay/dag_executor.hpp"
 #include "sim/replay/protocol_choice.hpp"
-#include "sim/replay/schedule_nodes.hpp"
 #include "topologies/src/rings.hpp"
 
 namespace gpuscale::par {

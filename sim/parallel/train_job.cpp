@@ -7,10 +7,10 @@
 #include <chrono>
 
 #include "sim/compute/gpu_spec.hpp"
-#include "sim/core/error.hpp"
+#include "sim/engine/isolated.hpp"
 #include "sim/replay/compute_setup.hpp"
-#include "sim/replay/isolated.hpp"
 #include "sim/replay/machine_setup.hpp"
+#include "topologies/core/error.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/workload_loader.hpp"
 

@@ -6,12 +6,12 @@
 #include "sim/collectives/registry.hpp"
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
-#include "sim/core/error.hpp"
+#include "sim/engine/isolated.hpp"
 #include "sim/replay/collective_run.hpp"
-#include "sim/replay/isolated.hpp"
 #include "sim/replay/machine_setup.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::sim {
 namespace {

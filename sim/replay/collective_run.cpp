@@ -4,10 +4,10 @@
 
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/registry.hpp"
-#include "sim/platform/simgrid_platform.hpp"
-#include "sim/replay/dag_executor.hpp"
+#include "sim/engine/dag_executor.hpp"
+#include "sim/engine/schedule_nodes.hpp"
+#include "sim/engine/simgrid_platform.hpp"
 #include "sim/replay/protocol_choice.hpp"
-#include "sim/replay/schedule_nodes.hpp"
 
 namespace gpuscale::sim {
 namespace sg4 = simgrid::s4u;

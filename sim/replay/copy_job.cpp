@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "sim/core/error.hpp"
+#include "sim/engine/isolated.hpp"
 #include "sim/replay/collective_run.hpp"
-#include "sim/replay/isolated.hpp"
+#include "topologies/core/error.hpp"
 #include "topologies/src/topology_loader.hpp"
 
 namespace gpuscale::sim {

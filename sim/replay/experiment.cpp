@@ -10,13 +10,13 @@
 #include <map>
 #include <tuple>
 
-#include "sim/core/distribution.hpp"
+#include "sim/engine/isolated.hpp"
 #include "sim/replay/compute_setup.hpp"
-#include "sim/replay/isolated.hpp"
 #include "sim/replay/machine_setup.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_inputs.hpp"
 #include "sim/replay/run_setup.hpp"
+#include "topologies/core/distribution.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/memory_model.hpp"
 

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/config_tree.hpp"
 #include "sim/replay/timeline.hpp"
+#include "topologies/core/config_tree.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/memory_model.hpp"
 

@@ -6,11 +6,11 @@
 #include <limits>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/config_reader.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/shipped_files.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/shipped_files.hpp"
 #include "topologies/src/topology_config.hpp"
 #include "topologies/src/topology_loader.hpp"
 #include "workloads/src/framework.hpp"

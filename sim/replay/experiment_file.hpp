@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "sim/core/config_tree.hpp"
 #include "sim/replay/experiment.hpp"
+#include "topologies/core/config_tree.hpp"
 
 namespace gpuscale::sim {
 

@@ -6,7 +6,7 @@
 
 #include <deque>
 
-#include "sim/replay/dag_executor.hpp"
+#include "sim/engine/dag_executor.hpp"
 
 namespace gpuscale::sim {
 

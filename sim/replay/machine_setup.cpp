@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 #include "topologies/src/rings.hpp"
 #include "topologies/src/topology_loader.hpp"
 

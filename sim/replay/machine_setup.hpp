@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/config_tree.hpp"
+#include "topologies/core/config_tree.hpp"
 #include "topologies/src/topology.hpp"
 
 namespace gpuscale::sim {

@@ -11,14 +11,14 @@
 #include <tuple>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/config_reader.hpp"
-#include "sim/platform/simgrid_platform.hpp"
-#include "sim/replay/dag_executor.hpp"
+#include "sim/engine/dag_executor.hpp"
+#include "sim/engine/schedule_nodes.hpp"
+#include "sim/engine/simgrid_platform.hpp"
 #include "sim/replay/host_threads.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay_timeline.hpp"
-#include "sim/replay/schedule_nodes.hpp"
 #include "sim/replay/variability_draws.hpp"
+#include "topologies/core/config_reader.hpp"
 #include "workloads/src/memory_model.hpp"
 
 namespace gpuscale::sim {

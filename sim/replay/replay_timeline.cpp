@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "sim/core/units.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::sim {
 namespace {

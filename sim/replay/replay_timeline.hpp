@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay/dag_executor.hpp"
-#include "sim/replay/schedule_nodes.hpp"
+#include "sim/engine/dag_executor.hpp"
+#include "sim/engine/schedule_nodes.hpp"
 #include "sim/replay/timeline.hpp"
 #include "topologies/src/routing.hpp"
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/core/distribution.hpp"
+#include "topologies/core/distribution.hpp"
 #include "topologies/src/topology_config.hpp"
 
 namespace gpuscale::sim {

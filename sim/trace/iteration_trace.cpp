@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/core/error.hpp"
+#include "sim/collectives/request.hpp"
 #include "sim/replay/replay_inputs.hpp"
+#include "topologies/core/error.hpp"
 #include "workloads/src/iteration_graph.hpp"
 
 namespace gpuscale::sim {

@@ -4,8 +4,8 @@
 
 #include <chrono>
 
+#include "sim/engine/isolated.hpp"
 #include "sim/replay/collective_job.hpp"
-#include "sim/replay/isolated.hpp"
 #include "sim/replay/replay.hpp"
 
 namespace gpuscale::sim {

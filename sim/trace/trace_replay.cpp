@@ -7,12 +7,12 @@
 #include <tuple>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/error.hpp"
-#include "sim/platform/simgrid_platform.hpp"
-#include "sim/replay/dag_executor.hpp"
+#include "sim/engine/dag_executor.hpp"
+#include "sim/engine/schedule_nodes.hpp"
+#include "sim/engine/simgrid_platform.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
-#include "sim/replay/schedule_nodes.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::sim {
 namespace {

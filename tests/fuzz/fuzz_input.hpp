@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::fuzz {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::testing {
 

@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/isolated.hpp"
 #include "sim/replay/collective_job.hpp"
-#include "sim/replay/isolated.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_inputs.hpp"
 

@@ -3,7 +3,7 @@
 // building the SimGrid platform for those routes. Run: build/tools/bench/bench_topology
 #include <benchmark/benchmark.h>
 
-#include "sim/platform/simgrid_platform.hpp"
+#include "sim/engine/simgrid_platform.hpp"
 #include "topologies/src/rings.hpp"
 #include "topologies/src/topology_loader.hpp"
 

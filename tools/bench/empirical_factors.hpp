@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/distribution.hpp"
+#include "topologies/core/distribution.hpp"
 
 namespace gpuscale::bench {
 

@@ -11,12 +11,12 @@
 
 #include "sim/collectives/nccl_tests.hpp"
 #include "sim/collectives/registry.hpp"
-#include "sim/core/csv.hpp"
-#include "sim/core/error.hpp"
 #include "sim/replay/collective_job.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/gpuscale/size_option.hpp"
+#include "topologies/core/csv.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::cli {
 namespace {

@@ -6,8 +6,8 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/core/error.hpp"
 #include "tools/gpuscale/console.hpp"
+#include "topologies/core/error.hpp"
 #include "validation/src/fit.hpp"
 
 namespace gpuscale::cli {

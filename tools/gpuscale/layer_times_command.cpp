@@ -14,9 +14,9 @@
 
 #include "sim/compute/compute_model.hpp"
 #include "sim/compute/conv_model.hpp"
-#include "sim/core/csv.hpp"
-#include "sim/core/units.hpp"
 #include "sim/replay/compute_setup.hpp"
+#include "topologies/core/csv.hpp"
+#include "topologies/core/units.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/layer_costs.hpp"
 #include "workloads/src/workload_loader.hpp"

@@ -6,18 +6,18 @@
 #include <exception>
 #include <iostream>
 
-#include "tools/gpuscale/console.hpp"
-#include "sim/core/error.hpp"
 #include "tools/gpuscale/collective_command.hpp"
-#include "tools/gpuscale/train_command.hpp"
+#include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/fit_command.hpp"
 #include "tools/gpuscale/replay_trace_command.hpp"
 #include "tools/gpuscale/run_command.hpp"
 #include "tools/gpuscale/sweep_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
+#include "tools/gpuscale/train_command.hpp"
 #include "tools/gpuscale/unknown_options.hpp"
 #include "tools/gpuscale/validate_command.hpp"
 #include "tools/gpuscale/workload_command.hpp"
+#include "topologies/core/error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuscale: simulate data-parallel DNN training on multi-GPU machines"};

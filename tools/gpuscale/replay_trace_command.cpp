@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/csv.hpp"
-#include "sim/core/error.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/trace/trace_job.hpp"
+#include "topologies/core/csv.hpp"
+#include "topologies/core/error.hpp"
 #include "workloads/interop/astra_sim_text.hpp"
 #include "workloads/interop/chakra_trace.hpp"
 

@@ -7,9 +7,9 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/core/units.hpp"
 #include "sim/replay/copy_job.hpp"
 #include "tools/gpuscale/size_option.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::cli {
 namespace {

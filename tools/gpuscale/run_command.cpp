@@ -15,18 +15,18 @@
 #include <string_view>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/csv.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/output_file.hpp"
 #include "sim/replay/experiment.hpp"
 #include "sim/replay/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
-#include "sim/report/timeline_svg.hpp"
 #include "sim/trace/iteration_trace.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
+#include "topologies/core/csv.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/output_file.hpp"
 #include "topologies/src/topology_config.hpp"
+#include "validation/report/timeline_svg.hpp"
 #include "workloads/interop/chakra_trace.hpp"
 #include "workloads/src/spatial_partition.hpp"
 

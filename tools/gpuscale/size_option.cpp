@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::cli {
 namespace {

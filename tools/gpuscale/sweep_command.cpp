@@ -8,14 +8,14 @@
 #include <memory>
 #include <thread>
 
-#include "sim/core/error.hpp"
-#include "sim/report/sweep_plots.hpp"
-#include "sim/sweep/output_lock.hpp"
-#include "sim/sweep/study_loader.hpp"
-#include "sim/sweep/sweep_output.hpp"
-#include "sim/sweep/sweep_runner.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
+#include "topologies/core/error.hpp"
+#include "validation/report/sweep_plots.hpp"
+#include "validation/studies/output_lock.hpp"
+#include "validation/studies/study_loader.hpp"
+#include "validation/studies/sweep_output.hpp"
+#include "validation/studies/sweep_runner.hpp"
 
 namespace gpuscale::cli {
 namespace {

@@ -5,11 +5,11 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/report/topology_svg.hpp"
+#include "tools/gpuscale/route_command.hpp"
 #include "topologies/src/rings.hpp"
 #include "topologies/src/topology_loader.hpp"
 #include "topologies/src/topology_report.hpp"
-#include "tools/gpuscale/route_command.hpp"
+#include "validation/report/topology_svg.hpp"
 
 namespace gpuscale::cli {
 namespace {

@@ -7,10 +7,10 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/core/csv.hpp"
-#include "sim/core/error.hpp"
 #include "sim/parallel/train_job.hpp"
 #include "sim/replay/protocol_choice.hpp"
+#include "topologies/core/csv.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::cli {
 namespace {

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/core/config_reader.hpp"
-#include "sim/core/error.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::cli {
 namespace {

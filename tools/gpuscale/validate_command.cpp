@@ -5,10 +5,10 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/core/error.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
+#include "topologies/core/error.hpp"
 #include "validation/src/comparison.hpp"
 #include "validation/src/predictions.hpp"
 #include "validation/src/report.hpp"

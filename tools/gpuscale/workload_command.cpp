@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
 #include "sim/replay/compute_setup.hpp"
 #include "sim/replay/experiment.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/gpuscale/layer_times_command.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/units.hpp"
 #include "workloads/src/workload_document.hpp"
 #include "workloads/src/workload_loader.hpp"
 #include "workloads/src/workload_report.hpp"

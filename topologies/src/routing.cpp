@@ -9,8 +9,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "sim/core/config_reader.hpp"
-#include "sim/core/error.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/error.hpp"
 #include "topologies/src/topology_config.hpp"
 
 namespace gpuscale::topo {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/distribution.hpp"
-#include "sim/core/error.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/distribution.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::topo {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::topo {
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 #include "topologies/src/topology_document.hpp"
 
 namespace gpuscale::topo {

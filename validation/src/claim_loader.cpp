@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 #include "validation/src/claims.hpp"
 
 namespace gpuscale::validation {

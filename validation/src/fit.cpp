@@ -11,7 +11,7 @@
 #include <regex>
 #include <sstream>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 #include "validation/src/comparison.hpp"
 #include "validation/src/metrics.hpp"
 #include "validation/src/predictions.hpp"

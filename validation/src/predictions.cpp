@@ -6,11 +6,11 @@
 #include <functional>
 #include <map>
 
-#include "sim/core/error.hpp"
 #include "sim/replay/compute_setup.hpp"
 #include "sim/replay/experiment.hpp"
 #include "sim/replay/machine_setup.hpp"
 #include "sim/replay/replay.hpp"
+#include "topologies/core/error.hpp"
 #include "validation/src/claims.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/memory_model.hpp"

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "sim/core/error.hpp"
-#include "sim/core/shipped_files.hpp"
-#include "sim/core/units.hpp"
 #include "sim/replay/experiment.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/shipped_files.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::validation {
 

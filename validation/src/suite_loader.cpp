@@ -9,9 +9,9 @@
 #include <stdexcept>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/config_reader.hpp"
-#include "sim/core/shipped_files.hpp"
 #include "sim/replay/replay.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/shipped_files.hpp"
 #include "topologies/src/topology_document.hpp"
 #include "validation/src/claim_loader.hpp"
 #include "validation/src/suite.hpp"

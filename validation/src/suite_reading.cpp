@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::validation {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/core/config_tree.hpp"
+#include "topologies/core/config_tree.hpp"
 #include "validation/src/suite.hpp"
 
 namespace gpuscale::validation {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "sim/report/figure_files.hpp"
-#include "sim/report/svg_chart.hpp"
+#include "validation/report/figure_files.hpp"
+#include "validation/report/svg_chart.hpp"
 
 namespace gpuscale::validation {
 namespace {

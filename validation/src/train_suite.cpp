@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "sim/core/config_reader.hpp"
-#include "sim/core/config_tree.hpp"
 #include "sim/parallel/train_job.hpp"
 #include "sim/parallel/transformer_shape.hpp"
+#include "topologies/core/config_reader.hpp"
+#include "topologies/core/config_tree.hpp"
 #include "topologies/src/topology_document.hpp"
 #include "validation/src/comparison.hpp"
 #include "validation/src/suite.hpp"

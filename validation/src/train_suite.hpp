@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/error.hpp"
 #include "sim/parallel/layout.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::validation {
 

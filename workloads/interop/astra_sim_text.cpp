@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::interop {
 namespace {
@@ -50,13 +50,13 @@ Int whole_number(const std::string& token, const Origin& where, const std::strin
   return value;
 }
 
-std::optional<coll::Collective> comm_type(const std::string& token, const Origin& where,
+std::optional<wl::Collective> comm_type(const std::string& token, const Origin& where,
                                           const std::string& what) {
   if (token == "NONE") return std::nullopt;
-  if (token == "ALLREDUCE") return coll::Collective::AllReduce;
-  if (token == "ALLGATHER") return coll::Collective::AllGather;
-  if (token == "REDUCESCATTER") return coll::Collective::ReduceScatter;
-  if (token == "ALLTOALL") return coll::Collective::AllToAll;
+  if (token == "ALLREDUCE") return wl::Collective::AllReduce;
+  if (token == "ALLGATHER") return wl::Collective::AllGather;
+  if (token == "REDUCESCATTER") return wl::Collective::ReduceScatter;
+  if (token == "ALLTOALL") return wl::Collective::AllToAll;
   throw ConfigError(where, fmt::format("{}: unknown comm type '{}' (known: NONE, ALLREDUCE, "
                                        "ALLGATHER, REDUCESCATTER, ALLTOALL)",
                                        what, token));
@@ -87,7 +87,7 @@ AstraSimLayer parse_layer(const Line& line, const std::string& path) {
     return value;
   };
   const auto comm = [&](size_t i, const char* type_field, const char* size_field) {
-    const std::optional<coll::Collective> kind = comm_type(t[i], where, type_field + of);
+    const std::optional<wl::Collective> kind = comm_type(t[i], where, type_field + of);
     const auto bytes = whole_number<uint64_t>(t[i + 1], where, size_field + of);
     if (bytes > kMaxBytes) {
       throw ConfigError(where, fmt::format("{}{}: {} bytes is more than 1 EiB", size_field, of,
@@ -167,7 +167,7 @@ TraceGraph astra_sim_iteration(const AstraSimWorkload& workload) {
   const auto exchange = [&](const AstraSimLayer& l, std::vector<int> ready) {
     if (!l.wg_comm.kind) return;
     const int c = add({TraceNode::Kind::Collective,
-                       fmt::format("{} wg {}", l.name, coll::to_string(*l.wg_comm.kind)), 0,
+                       fmt::format("{} wg {}", l.name, wl::to_string(*l.wg_comm.kind)), 0,
                        *l.wg_comm.kind, static_cast<double>(l.wg_comm.bytes), 0, std::move(ready)});
     add({TraceNode::Kind::Delay, l.name + " update",
          static_cast<double>(l.wg_update_cycles) * kAstraSimCycle_s, {}, 0, 0, {c}});

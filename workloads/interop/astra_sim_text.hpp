@@ -22,15 +22,15 @@
 #include <string>
 #include <vector>
 
-#include "sim/collectives/request.hpp"
 #include "workloads/interop/trace_graph.hpp"
+#include "workloads/src/collective.hpp"
 
 namespace gpuscale::interop {
 
 inline constexpr double kAstraSimCycle_s = 1e-9;
 
 struct AstraSimComm {
-  std::optional<coll::Collective> kind;  // none: NONE
+  std::optional<wl::Collective> kind;  // none: NONE
   uint64_t bytes = 0;
 };
 

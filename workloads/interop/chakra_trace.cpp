@@ -13,8 +13,8 @@
 #include <queue>
 #include <set>
 
-#include "sim/core/error.hpp"
-#include "sim/core/output_file.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/output_file.hpp"
 #include "workloads/chakra/et_def.pb.h"
 
 namespace gpuscale::interop {
@@ -53,26 +53,26 @@ std::optional<int64_t> integer(const pb::AttributeProto& a) {
   }
 }
 
-std::optional<coll::Collective> collective_of(int64_t comm_type) {
+std::optional<wl::Collective> collective_of(int64_t comm_type) {
   switch (comm_type) {
-    case pb::ALL_REDUCE: return coll::Collective::AllReduce;
-    case pb::REDUCE: return coll::Collective::Reduce;
-    case pb::ALL_GATHER: return coll::Collective::AllGather;
-    case pb::BROADCAST: return coll::Collective::Broadcast;
-    case pb::ALL_TO_ALL: return coll::Collective::AllToAll;
-    case pb::REDUCE_SCATTER: return coll::Collective::ReduceScatter;
+    case pb::ALL_REDUCE: return wl::Collective::AllReduce;
+    case pb::REDUCE: return wl::Collective::Reduce;
+    case pb::ALL_GATHER: return wl::Collective::AllGather;
+    case pb::BROADCAST: return wl::Collective::Broadcast;
+    case pb::ALL_TO_ALL: return wl::Collective::AllToAll;
+    case pb::REDUCE_SCATTER: return wl::Collective::ReduceScatter;
     default: return std::nullopt;
   }
 }
 
-pb::CollectiveCommType comm_type_of(coll::Collective kind) {
+pb::CollectiveCommType comm_type_of(wl::Collective kind) {
   switch (kind) {
-    case coll::Collective::AllReduce: return pb::ALL_REDUCE;
-    case coll::Collective::Reduce: return pb::REDUCE;
-    case coll::Collective::Broadcast: return pb::BROADCAST;
-    case coll::Collective::AllGather: return pb::ALL_GATHER;
-    case coll::Collective::ReduceScatter: return pb::REDUCE_SCATTER;
-    case coll::Collective::AllToAll: return pb::ALL_TO_ALL;
+    case wl::Collective::AllReduce: return pb::ALL_REDUCE;
+    case wl::Collective::Reduce: return pb::REDUCE;
+    case wl::Collective::Broadcast: return pb::BROADCAST;
+    case wl::Collective::AllGather: return pb::ALL_GATHER;
+    case wl::Collective::ReduceScatter: return pb::REDUCE_SCATTER;
+    case wl::Collective::AllToAll: return pb::ALL_TO_ALL;
   }
   throw std::logic_error("comm_type_of: unknown collective");
 }
@@ -109,7 +109,7 @@ class NodeReader {
           t.kind = Kind::Delay;
           break;
         }
-        const std::optional<coll::Collective> kind = collective_of(type);
+        const std::optional<wl::Collective> kind = collective_of(type);
         if (!kind) {
           fail(fmt::format("comm_type {} ({}) is not replayed (gpuscale replays ALL_REDUCE, "
                            "REDUCE, ALL_GATHER, BROADCAST, ALL_TO_ALL, REDUCE_SCATTER, BARRIER)",

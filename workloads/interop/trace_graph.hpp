@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/collectives/request.hpp"
+#include "workloads/src/collective.hpp"
 
 namespace gpuscale::interop {
 
@@ -24,7 +24,7 @@ struct TraceNode {
   Kind kind = Kind::Delay;
   std::string name;
   double seconds = 0;  // Compute, Delay
-  coll::Collective collective = coll::Collective::AllReduce;  // Collective
+  wl::Collective collective = wl::Collective::AllReduce;  // Collective
   double bytes = 0;    // Collective, Send, Recv
   int peer = 0;        // Send, Recv
   std::vector<int> deps;

@@ -1,6 +1,6 @@
 #include "workloads/src/dataset.hpp"
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::wl {
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "sim/core/shipped_files.hpp"
-#include "sim/core/units.hpp"
+#include "topologies/core/shipped_files.hpp"
+#include "topologies/core/units.hpp"
 
 namespace gpuscale::wl {
 

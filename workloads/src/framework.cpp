@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::wl {
 namespace {

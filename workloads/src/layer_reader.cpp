@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::wl {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/config_tree.hpp"
+#include "topologies/core/config_tree.hpp"
 #include "workloads/src/workload.hpp"
 
 namespace gpuscale::wl {

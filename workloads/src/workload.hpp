@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/error.hpp"
+#include "topologies/core/error.hpp"
 
 namespace gpuscale::wl {
 

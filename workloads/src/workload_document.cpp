@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::wl {
 namespace {

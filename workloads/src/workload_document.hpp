@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/config_tree.hpp"
-#include "sim/core/shipped_files.hpp"
+#include "topologies/core/config_tree.hpp"
+#include "topologies/core/shipped_files.hpp"
 
 namespace gpuscale::wl {
 

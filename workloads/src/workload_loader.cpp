@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "sim/core/config_reader.hpp"
+#include "topologies/core/config_reader.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/layer_reader.hpp"
 #include "workloads/src/workload_document.hpp"

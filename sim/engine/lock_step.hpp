@@ -1,0 +1,59 @@
+// Lock-step schedules (coll::Schedule::lock_step: MPICH's pairwise exchanges on a power of two
+// ranks, and NCCL's pipelined rings, chains and trees, whose flows all start after one delay)
+// evaluated depth by depth from their link loads, instead of flow by flow. A recursive-doubling
+// allreduce over 1024 GPUs is 10,240 flows, and a ResNet-50 iteration that sends every small
+// tensor through one (Aluminum's host-transfer path) some 3 million: minutes of SimGrid per
+// configuration. A ring allreduce over 16,384 GPUs is 131,072 concurrent flows (8 channels), and
+// SimGrid rescans its running communications at every completion: hours.
+//
+// An op's depth is one more than its deepest dependency's; the ops of one depth start together.
+// The depth's transfers share links as SimGrid's max-min sharing does on this platform (CM02, no
+// TCP window; sim/engine/simgrid_platform.hpp): on leg i of its route a transfer gets, on each
+// link, the link's bandwidth over the number of the depth's transfers whose leg i crosses it, and
+// the narrowest of those shares; the leg takes its latency plus bytes over that share. Where the
+// depth's transfers carry equal bytes (every round of a power-of-two exchange) the slowest ends
+// when max-min sharing would end it: every flow gets at least the smallest share, and the flows of
+// the most loaded link get exactly that. The depth's reductions run on their GPUs meanwhile.
+//
+// What this gives up (docs/collectives.md, "Lock-step schedules at scale"): a pair that finishes
+// a round early waits for the slowest pair, which changes nothing where all pairs of a round are
+// alike, as between the identical nodes of a cluster; the store-and-forward legs of a depth's
+// transfers are taken to run in step. (MPICH's folds for a rank count that is not a power of two
+// put some pairs' first round one depth late; such schedules are not lock-step.)
+#pragma once
+
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "sim/collectives/schedule.hpp"
+#include "topologies/src/routing.hpp"
+
+namespace gpuscale::sim {
+
+struct LockStepDepth {
+  double transfer_s = 0;    // the depth's slowest transfer or delay (0: none)
+  double reduce_bytes = 0;  // the depth's largest reduction, bytes of memory traffic (0: none)
+};
+
+// The route between two ranks of the schedule.
+using RankRoute = std::function<const topo::Route&(int src_rank, int dst_rank)>;
+
+// Per pipeline id (coll::Op::pipeline), what a step of it costs beyond the latency its schedule
+// already paid per step (Schedule::pipeline_step_latency_s): the excess, if any, of the mean
+// route latency of its flows. Flow by flow and depth by depth charge it alike.
+std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
+                                                const topo::Topology& topology,
+                                                const RankRoute& route);
+
+// The depths of `schedule` in order. A transfer standing for a pipeline (coll::Op::pipeline) pays
+// its latency steps as the replay's flows do: the excess of its pipeline's mean route latency over
+// what the schedule paid per step, less its own route's latency paid once.
+std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
+                                            const topo::Topology& topology, const RankRoute& route);
+
+// Their total with every reduction taking bytes / `reduce_bandwidth_Bps` (0: free): what the
+// depths cost on an otherwise idle machine.
+double lock_step_seconds(const std::vector<LockStepDepth>& depths, double reduce_bandwidth_Bps);
+
+}  // namespace gpuscale::sim

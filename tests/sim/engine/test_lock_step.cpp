@@ -1,0 +1,200 @@
+// Lock-step schedules evaluated depth by depth from their link loads (sim/engine/lock_step.hpp)
+// against SimGrid running every flow of the same schedule on the same machine, and against the
+// closed form where no link is shared. Each SimGrid run is in a child process (run_isolated).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "sim/collectives/registry.hpp"
+#include "sim/engine/isolated.hpp"
+#include "sim/engine/lock_step.hpp"
+#include "sim/engine/schedule_nodes.hpp"
+#include "sim/replay/collective_run.hpp"
+#include "sim/replay/machine_setup.hpp"
+#include "sim/replay/protocol_choice.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+struct Both {
+  double simulated_s = 0, estimated_s = 0;
+};
+
+// `algorithm` over `gpus` GPUs of `machine` (sized to them), reductions at `reduce_Bps`.
+Both simulated_and_estimated(const std::string& machine_name, int gpus,
+                             const std::string& algorithm, double bytes, double reduce_Bps,
+                             coll::Collective kind = coll::Collective::AllReduce,
+                             const std::vector<std::string>& overrides = {}) {
+  const std::string out = run_isolated([&] {
+    const topo::Topology machine = machine_for(machine_name, overrides, gpus);
+    const Placement placement = place_job(machine, gpus);
+    const topo::Router router(machine, machine.default_routing());
+    const double simulated =
+        simulate_collective(machine, router, placement.gpus, placement.rings,
+                            placement.node_of_rank, algorithm, bytes, "simple", reduce_Bps, kind)
+            .seconds;
+    coll::CollectiveRequest request;
+    request.kind = kind;
+    request.bytes = bytes;
+    request.ranks = gpus;
+    request.rings = placement.rings;
+    request.node_of_rank = placement.node_of_rank;
+    // The protocol as simulate_collective sets it: Simple, in the GPUs' NCCL version.
+    ProtocolChoice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
+                   "simple")
+        .fill(request);
+    const coll::Schedule schedule = coll::build_schedule(algorithm, request);
+    std::map<std::pair<int, int>, topo::Route> routes;
+    const RankRoute route = [&](int a, int b) -> const topo::Route& {
+      auto [it, fresh] = routes.try_emplace({a, b});
+      if (fresh)
+        it->second = router.route(placement.gpus[static_cast<size_t>(a)],
+                                  placement.gpus[static_cast<size_t>(b)]);
+      return it->second;
+    };
+    const double estimated =
+        lock_step_seconds(lock_step_depths(schedule, machine, route), reduce_Bps);
+    return fmt::format("{:.17g} {:.17g}", simulated, estimated);  // to_string keeps 6 decimals
+  });
+  Both both;
+  const size_t space = out.find(' ');
+  both.simulated_s = std::stod(out.substr(0, space));
+  both.estimated_s = std::stod(out.substr(space + 1));
+  return both;
+}
+
+TEST(LockStep, TheExchangeAlgorithmsSayTheyRunInLockStep) {
+  coll::CollectiveRequest request;
+  request.bytes = 1e6;
+  request.ranks = 8;
+  EXPECT_TRUE(coll::build_schedule("recursive_doubling", request).lock_step);
+  EXPECT_TRUE(coll::build_schedule("rabenseifner", request).lock_step);
+  EXPECT_TRUE(coll::build_schedule("nccl_ring", request).lock_step);
+  EXPECT_TRUE(coll::build_schedule("nccl_tree", request).lock_step);
+  request.ranks = 6;  // MPICH folds two pairs first: their first round comes a round late
+  EXPECT_FALSE(coll::build_schedule("recursive_doubling", request).lock_step);
+  EXPECT_FALSE(coll::build_schedule("rabenseifner", request).lock_step);
+  EXPECT_FALSE(coll::build_schedule("binomial_tree", request).lock_step);
+}
+
+// On a power-of-two job every pair of a round is alike, so the depths are the simulation's
+// rounds: the two agree to rounding (2e-16 when this was written), from latency-bound to
+// bandwidth-bound sizes, with Lassen's NVLink rounds inside a node and its shared InfiniBand
+// rails between nodes.
+TEST(LockStep, AgreesWithEveryFlowSimulatedOnLassen) {
+  for (const std::string algorithm : {"recursive_doubling", "rabenseifner"}) {
+    for (int gpus : {16, 64}) {
+      for (double bytes : {4096.0, 256e3, 64e6}) {
+        const Both b = simulated_and_estimated("lassen", gpus, algorithm, bytes, 700e9);
+        EXPECT_NEAR(b.estimated_s / b.simulated_s, 1.0, 1e-9)
+            << algorithm << " " << gpus << " GPUs " << bytes << " B: simulated " << b.simulated_s
+            << " s, estimated " << b.estimated_s << " s";
+      }
+    }
+  }
+}
+
+// NCCL's pipelined rings, chains and trees are one delay and then flows of equal bytes: the flows
+// end when the slowest does, at the share of the most loaded link, so evaluating them from link
+// loads agrees with SimGrid running every flow, latency steps included. Lassen's rings mix
+// NVLink, X-Bus and InfiniBand hops, its trees load the heads' rails twice; with 20 us cables its
+// pipelines' mean route latency exceeds NCCL's hop latency, whose excess each step then pays.
+TEST(LockStep, NcclPipelinesAgreeWithEveryFlowSimulated) {
+  using coll::Collective;
+  struct Machine {
+    std::string name;
+    int gpus;
+    std::vector<std::string> overrides;
+  };
+  const std::vector<Machine> machines = {
+      {"lassen", 16, {}},
+      {"lassen", 64, {}},
+      {"lassen", 64, {"link_kinds.infiniband.latency=20 us"}},
+      {"dgx-h200-superpod", 32, {}}};
+  const std::vector<std::pair<std::string, Collective>> cases = {
+      {"nccl_ring", Collective::AllReduce}, {"nccl_ring", Collective::AllGather},
+      {"nccl_ring", Collective::Reduce},    {"nccl_ring", Collective::Broadcast},
+      {"nccl_tree", Collective::AllReduce}};
+  for (const auto& [algorithm, kind] : cases) {
+    for (const Machine& m : machines) {
+      for (double bytes : {4096.0, 64e6}) {
+        const Both b =
+            simulated_and_estimated(m.name, m.gpus, algorithm, bytes, 0, kind, m.overrides);
+        EXPECT_NEAR(b.estimated_s / b.simulated_s, 1.0, 1e-9)
+            << algorithm << " " << coll::to_string(kind) << " " << m.name << " " << m.gpus
+            << " GPUs " << (m.overrides.empty() ? "" : m.overrides[0]) << " " << bytes
+            << " B: simulated " << b.simulated_s << " s, estimated " << b.estimated_s << " s";
+      }
+    }
+  }
+}
+
+// The compiler keeps each lock-step schedule's cost for the next one alike; a ring allreduce and
+// a ring allgather of one size have as many flows from the same first rank, and must not share
+// it: one after the other they take the sum of their own costs.
+TEST(LockStep, AnAllgatherAfterAnAllreduceOfOneSizeKeepsItsOwnCost) {
+  const std::string out = run_isolated([] {
+    const topo::Topology machine = machine_for("lassen", {}, 32);
+    const Placement placement = place_job(machine, 32);
+    const topo::Router router(machine, machine.default_routing());
+    auto schedule = [&](coll::Collective kind) {
+      coll::CollectiveRequest request;
+      request.kind = kind;
+      request.bytes = 64e6;
+      request.ranks = 32;
+      request.rings = placement.rings;
+      request.node_of_rank = placement.node_of_rank;
+      request.protocol = coll::protocol_by_name("simple");
+      return coll::build_schedule("nccl_ring", request);
+    };
+    const coll::Schedule allreduce = schedule(coll::Collective::AllReduce);
+    const coll::Schedule allgather = schedule(coll::Collective::AllGather);
+    std::map<std::pair<int, int>, topo::Route> routes;
+    const RankRoute route = [&](int a, int b) -> const topo::Route& {
+      auto [it, fresh] = routes.try_emplace({a, b});
+      if (fresh) it->second = router.route(placement.gpus[size_t(a)], placement.gpus[size_t(b)]);
+      return it->second;
+    };
+    const double expected = lock_step_seconds(lock_step_depths(allreduce, machine, route), 0) +
+                            lock_step_seconds(lock_step_depths(allgather, machine, route), 0);
+    const auto engine = make_engine();
+    const SimgridPlatform platform =
+        SimgridPlatform::build(machine, {}, {placement.gpus[0]});
+    ScheduleCompiler compiler(machine, router, platform, placement.gpus,
+                              [](double) { return 0.0; });
+    DagExecutor dag;
+    const DagExecutor::NodeId reduced = compiler.append_lock_step(dag, allreduce, -1, 0);
+    const DagExecutor::NodeId gathered = compiler.append_lock_step(dag, allgather, reduced, 0);
+    dag.run();
+    return fmt::format("{:.17g}", dag.end_time(gathered) / expected);
+  });
+  EXPECT_NEAR(std::stod(out), 1.0, 1e-9);
+}
+
+// Two ranks on one NVLink with nothing shared: one round of recursive doubling is the closed
+// form alpha + S/B, and its sum 3S/gamma.
+TEST(LockStep, OneRoundIsTheAlphaBetaGammaClosedForm) {
+  const double bytes = 64e6, gamma = 700e9;
+  const std::string out = run_isolated([&] {
+    const topo::Topology machine = machine_for("dgx1-v100", {}, 2);
+    const Placement placement = place_job(machine, 2);
+    const topo::Router router(machine, machine.default_routing());
+    const topo::Route r01 = router.route(placement.gpus[0], placement.gpus[1]);
+    const topo::Route r10 = router.route(placement.gpus[1], placement.gpus[0]);
+    coll::CollectiveRequest request;
+    request.bytes = bytes;
+    request.ranks = 2;
+    const coll::Schedule s = coll::build_schedule("recursive_doubling", request);
+    const RankRoute route = [&](int a, int) -> const topo::Route& { return a == 0 ? r01 : r10; };
+    const double leg_s = r01.copy_time(machine, Bytes{bytes}).value;
+    const double expected = leg_s + 3 * bytes / gamma;
+    return fmt::format("{:.17g}",
+                       lock_step_seconds(lock_step_depths(s, machine, route), gamma) / expected);
+  });
+  EXPECT_NEAR(std::stod(out), 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace gpuscale::sim
