@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Checks that the top-level folders form layers that point one way (README, "Layout"): a file may
-# include its own folder's headers and those of the folders below it, never those above. From the
-# bottom: topologies/core (the basement: units, errors, the config tree, YAML documents, which
-# includes nothing of ours but itself), the rest of topologies, workloads, sim, calibration,
+# Checks that the folders form layers that point one way (README, "Layout"): a file may include
+# its own layer's headers and those of the layers below it, never those above. From the bottom:
+# topologies/core (the basement: units, errors, the config tree, YAML documents, which includes
+# nothing of ours but itself), the rest of topologies, workloads, sim (its modules in their own
+# order: kernel times, collective schedules, the engine, the replay and the contracts it asks, the
+# exchange methods that implement them, experiments, then parallelism and traces), calibration,
 # validation, tools. tests/ may include anything. Prints every include that points up, with its
 # file and line, and exits 1 if there is one.
 #
@@ -10,7 +12,9 @@
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
 
-layers=(topologies/core topologies workloads sim calibration validation tools)
+layers=(topologies/core topologies workloads
+        sim/compute sim/collectives sim/engine sim/replay sim/exchange sim/experiment sim/parallel
+        sim/trace sim calibration validation tools)
 
 # The layer of a path: the first (most specific) layer it lies in, its index also its height;
 # -1 if none.

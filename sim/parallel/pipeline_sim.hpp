@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "topologies/src/routing.hpp"
 
 namespace gpuscale::par {

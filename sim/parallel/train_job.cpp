@@ -8,8 +8,8 @@
 
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/compute_setup.hpp"
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/compute_setup.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "topologies/core/error.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/workload_loader.hpp"

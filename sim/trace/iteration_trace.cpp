@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "sim/collectives/request.hpp"
-#include "sim/replay/replay_inputs.hpp"
+#include "sim/experiment/replay_inputs.hpp"
 #include "topologies/core/error.hpp"
 #include "workloads/src/iteration_graph.hpp"
 

@@ -22,7 +22,7 @@
 // per-run set-up, and the variability of sampled runs (the times are as modelled).
 #pragma once
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "sim/replay/replay.hpp"
 #include "workloads/interop/trace_graph.hpp"
 

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/collective_job.hpp"
+#include "sim/experiment/collective_job.hpp"
 #include "sim/replay/replay.hpp"
 
 namespace gpuscale::sim {

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "topologies/src/routing.hpp"
 #include "workloads/interop/trace_graph.hpp"
 

@@ -1,5 +1,5 @@
 // An experiment file, read as `gpuscale run FILE` reads it before simulating anything.
-#include "sim/replay/experiment_file.hpp"
+#include "sim/experiment/experiment_file.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/collective_job.hpp"
+#include "sim/experiment/collective_job.hpp"
+#include "sim/experiment/replay_inputs.hpp"
 #include "sim/replay/replay.hpp"
-#include "sim/replay/replay_inputs.hpp"
 
 namespace {
 

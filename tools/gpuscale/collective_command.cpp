@@ -11,7 +11,7 @@
 
 #include "sim/collectives/nccl_tests.hpp"
 #include "sim/collectives/registry.hpp"
-#include "sim/replay/collective_job.hpp"
+#include "sim/experiment/collective_job.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/gpuscale/size_option.hpp"

@@ -14,7 +14,7 @@
 
 #include "sim/compute/compute_model.hpp"
 #include "sim/compute/conv_model.hpp"
-#include "sim/replay/compute_setup.hpp"
+#include "sim/experiment/compute_setup.hpp"
 #include "topologies/core/csv.hpp"
 #include "topologies/core/units.hpp"
 #include "workloads/src/framework.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 
 namespace gpuscale::cli {
 

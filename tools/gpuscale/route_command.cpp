@@ -7,7 +7,7 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/replay/copy_job.hpp"
+#include "sim/experiment/copy_job.hpp"
 #include "tools/gpuscale/size_option.hpp"
 #include "topologies/core/units.hpp"
 

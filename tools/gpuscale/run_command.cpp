@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/replay/experiment.hpp"
-#include "sim/replay/experiment_file.hpp"
+#include "sim/experiment/experiment.hpp"
+#include "sim/experiment/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/trace/iteration_trace.hpp"

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/replay/compute_setup.hpp"
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/compute_setup.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "sim/replay/replay.hpp"
 #include "tools/gpuscale/layer_times_command.hpp"
 #include "topologies/core/error.hpp"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "validation/report/figure_files.hpp"
 #include "validation/report/svg_chart.hpp"
 #include "validation/report/sweep_series.hpp"

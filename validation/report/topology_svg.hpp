@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "topologies/src/topology.hpp"
 
 namespace gpuscale::report {

@@ -6,9 +6,9 @@
 #include <functional>
 #include <map>
 
-#include "sim/replay/compute_setup.hpp"
-#include "sim/replay/experiment.hpp"
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/compute_setup.hpp"
+#include "sim/experiment/experiment.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/error.hpp"
 #include "validation/src/claims.hpp"

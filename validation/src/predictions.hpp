@@ -1,13 +1,13 @@
 // gpuscale's predictions of a suite's runs: the study's setup simulated once (every network x
 // method x batch x GPU count, or the methods and batches a network names;
-// sim/replay/experiment.hpp), plus the memory figures the replay does not report (pre-training
+// sim/experiment/experiment.hpp), plus the memory figures the replay does not report (pre-training
 // memory, the largest batch that fits).
 #pragma once
 
 #include <functional>
 #include <memory>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "validation/src/metrics.hpp"
 #include "validation/src/suite.hpp"
 #include "workloads/src/framework.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/core/shipped_files.hpp"
 #include "topologies/core/units.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "topologies/core/config_tree.hpp"
 
 namespace gpuscale::sweep {

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/replay/experiment_file.hpp"
+#include "sim/experiment/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/config_reader.hpp"

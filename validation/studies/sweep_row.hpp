@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "validation/studies/study.hpp"
 
 namespace gpuscale::sweep {

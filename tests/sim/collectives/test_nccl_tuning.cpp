@@ -11,8 +11,8 @@
 #include "sim/collectives/nccl_tuning.hpp"
 #include "sim/collectives/registry.hpp"
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/collective_run.hpp"
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/collective_run.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "tests/support/test_support.hpp"
 

@@ -11,8 +11,8 @@
 #include "sim/engine/isolated.hpp"
 #include "sim/engine/lock_step.hpp"
 #include "sim/engine/schedule_nodes.hpp"
-#include "sim/replay/collective_run.hpp"
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/collective_run.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/protocol_choice.hpp"
 
 namespace gpuscale::sim {

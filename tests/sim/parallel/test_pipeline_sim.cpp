@@ -5,9 +5,9 @@
 // (NVLS's allreduce on Hopper: (1 + 1/t) x its bytes.)
 #include <gtest/gtest.h>
 
+#include "sim/experiment/machine_setup.hpp"
 #include "sim/parallel/layout.hpp"
 #include "sim/parallel/pipeline_sim.hpp"
-#include "sim/replay/machine_setup.hpp"
 
 namespace gpuscale::par {
 namespace {

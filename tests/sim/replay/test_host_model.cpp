@@ -14,7 +14,7 @@
 
 #include "sim/engine/isolated.hpp"
 #include "sim/engine/simgrid_platform.hpp"
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "sim/replay/host_threads.hpp"
 #include "sim/replay/replay.hpp"
 #include "tests/support/test_support.hpp"

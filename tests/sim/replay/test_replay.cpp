@@ -9,8 +9,8 @@
 #include <string>
 
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/collective_run.hpp"
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/collective_run.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "tests/support/test_support.hpp"
 #include "topologies/src/topology_loader.hpp"
 

@@ -8,8 +8,8 @@
 #include <iterator>
 #include <regex>
 
-#include "sim/replay/experiment.hpp"
-#include "sim/replay/replay_inputs.hpp"
+#include "sim/experiment/experiment.hpp"
+#include "sim/experiment/replay_inputs.hpp"
 #include "sim/replay/run_setup.hpp"
 #include "tests/support/test_support.hpp"
 

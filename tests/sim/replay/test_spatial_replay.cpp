@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace gpuscale::sim {

@@ -12,7 +12,7 @@
 #include <numbers>
 #include <string>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace gpuscale::sim {

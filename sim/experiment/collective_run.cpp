@@ -1,4 +1,4 @@
-#include "sim/replay/collective_run.hpp"
+#include "sim/experiment/collective_run.hpp"
 
 #include <fmt/format.h>
 

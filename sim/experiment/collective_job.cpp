@@ -1,4 +1,4 @@
-#include "sim/replay/collective_job.hpp"
+#include "sim/experiment/collective_job.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -7,8 +7,8 @@
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/collective_run.hpp"
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/collective_run.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/error.hpp"

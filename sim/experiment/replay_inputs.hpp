@@ -9,8 +9,8 @@
 #include <string>
 
 #include "sim/compute/compute_model.hpp"
-#include "sim/replay/experiment.hpp"
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/experiment.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/src/routing.hpp"
 #include "workloads/src/framework.hpp"

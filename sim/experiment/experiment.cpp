@@ -1,4 +1,4 @@
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,10 +11,10 @@
 #include <tuple>
 
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/compute_setup.hpp"
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/compute_setup.hpp"
+#include "sim/experiment/machine_setup.hpp"
+#include "sim/experiment/replay_inputs.hpp"
 #include "sim/replay/replay.hpp"
-#include "sim/replay/replay_inputs.hpp"
 #include "sim/replay/run_setup.hpp"
 #include "topologies/core/distribution.hpp"
 #include "workloads/src/dataset.hpp"

@@ -1,4 +1,4 @@
-#include "sim/replay/experiment_file.hpp"
+#include "sim/experiment/experiment_file.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
-#include "sim/replay/replay_inputs.hpp"
+#include "sim/experiment/replay_inputs.hpp"
 
-#include "sim/replay/compute_setup.hpp"
+#include "sim/experiment/compute_setup.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/workload_loader.hpp"
 

@@ -1,4 +1,4 @@
-#include "sim/replay/machine_setup.hpp"
+#include "sim/experiment/machine_setup.hpp"
 
 #include <fmt/format.h>
 

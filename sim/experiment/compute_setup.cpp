@@ -1,4 +1,4 @@
-#include "sim/replay/compute_setup.hpp"
+#include "sim/experiment/compute_setup.hpp"
 
 #include "sim/compute/profile.hpp"
 

@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "sim/replay/experiment.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "topologies/core/config_tree.hpp"
 
 namespace gpuscale::sim {

@@ -1,11 +1,11 @@
-#include "sim/replay/copy_job.hpp"
+#include "sim/experiment/copy_job.hpp"
 
 #include <fmt/format.h>
 
 #include <string>
 
 #include "sim/engine/isolated.hpp"
-#include "sim/replay/collective_run.hpp"
+#include "sim/experiment/collective_run.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/src/topology_loader.hpp"
 
