@@ -54,14 +54,6 @@ std::vector<std::string> algorithm_names() {
   return names;
 }
 
-std::vector<std::string> comm_method_names() {
-  std::vector<std::string> names;
-  for (const std::string& name : algorithm_names()) {
-    names.push_back(name == "nccl_ring" ? "nccl" : name);
-  }
-  return names;
-}
-
 const Algorithm& find_algorithm(std::string_view name) {
   for (const auto& a : algorithms()) {
     if (a.name == name) return a;

@@ -24,9 +24,6 @@ struct Algorithm {
 
 const std::vector<Algorithm>& algorithms();
 std::vector<std::string> algorithm_names();
-// The names of the gradient-exchange methods (`--comm`, a framework's `exchange:` keys): the
-// algorithms', with `nccl` for the NCCL ring allreduce.
-std::vector<std::string> comm_method_names();
 
 bool implements(const Algorithm& algorithm, Collective kind);
 // `runs` of the algorithm named `name`, or the name itself when it runs only its own schedules.

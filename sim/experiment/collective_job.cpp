@@ -7,6 +7,7 @@
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
 #include "sim/engine/isolated.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/collective_run.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/protocol_choice.hpp"
@@ -39,8 +40,8 @@ void check_implements(const std::string& comm, const std::string& algorithm,
                       coll::Collective kind) {
   if (coll::implements(coll::find_algorithm(algorithm), kind)) return;
   std::vector<std::string> methods;
-  for (const std::string& method : coll::comm_method_names()) {
-    if (coll::implements(coll::find_algorithm(algorithm_of(method)), kind)) {
+  for (const std::string& method : comm_alias_names()) {
+    if (coll::implements(coll::find_algorithm(algorithm_of_alias(method)), kind)) {
       methods.push_back(method);
     }
   }
@@ -58,7 +59,7 @@ double reduce_bandwidth_Bps(const std::string& gpu_model) {
 }
 
 CollectiveJobResult run_collective_job(const CollectiveJob& job) {
-  const std::string algorithm = algorithm_of(job.comm);  // an unknown name fails before forking
+  const std::string algorithm = algorithm_of_alias(job.comm);  // an unknown name fails first
   check_implements(job.comm, algorithm, job.collective);
   const json j = json::parse(run_isolated([&] { return simulate(job, algorithm); }));
   return {j["topology"].get<std::string>(), j["protocol"].get<std::string>(),

@@ -19,7 +19,7 @@ namespace gpuscale::sim {
 struct CollectiveJob {
   std::string topology = "dgx1-v100";           // a shipped machine or a .yaml file
   std::vector<std::string> topology_overrides;  // --set on the machine
-  std::string comm = "nccl";                    // a comm method (coll::comm_method_names)
+  std::string comm = "nccl";                    // a --comm alias (sim/exchange/exchange_choice.hpp)
   int gpus = 8;
   double bytes = 0;                             // the size S (request.hpp: per collective)
   std::string protocol = "auto";                // NCCL protocol: auto, ll, ll128, simple, ideal

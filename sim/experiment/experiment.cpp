@@ -41,10 +41,9 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
   const double iterations = std::ceil(static_cast<double>(images) / per_iteration);
 
   wl::MemoryOptions memory =
-      memory_options_of(inputs.framework, c.comm, c.gpus, c.batch,
-                        inputs.setup.allreduce.buffer.value, workspace_of(inputs.compute, w));
-  memory.halo_elements_per_sample =
-      wl::kept_halo_elements_per_sample(inputs.setup.spatial_exchanges);
+      memory_options_of(*inputs.exchange, costs, wl::bytes_per_element(w.precision), c.gpus,
+                        c.batch, workspace_of(inputs.compute, w));
+  memory.halo_elements_per_sample = inputs.halo ? inputs.halo->kept_elements_per_sample() : 0;
   const auto parts = wl::estimate_memory(w, costs, inputs.framework, memory);
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
@@ -106,14 +105,14 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
       .dump();
 }
 
-ResultRow result_row_of(const Experiment& e, const Configuration& c, const std::string& text) {
+ResultRow result_row_of(const Experiment& e, const wl::FrameworkConfig& framework,
+                        const Configuration& c, const std::string& text) {
   const json j = json::parse(text);
   ResultRow row;
   row.topology = j["topology"];
   row.workload = c.workload;
   row.comm = c.comm;
-  const wl::FrameworkConfig framework = framework_of(e);
-  row.exchange = framework.describe_exchange(c.comm, allreduce_of(e, framework));
+  row.exchange = framework.name + ": " + exchange_of(e, framework, c.comm)->describe();
   row.scaling = e.scaling == Scaling::Strong ? "strong" : "weak";
   row.gpus = c.gpus;
   row.batch = c.batch;
@@ -170,21 +169,35 @@ double allreduce_buffer_mb(const Experiment& e) {
   return e.fusion_mb ? *e.fusion_mb : framework_of(e).allreduce.buffer.value / 1e6;
 }
 
-wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
-                                    int gpus, int batch, double fusion_bytes,
+std::vector<ExchangeChoice> exchanges_of(const Experiment& e, const wl::FrameworkConfig& framework) {
+  std::vector<ExchangeChoice> exchanges;
+  for (size_t i = 0; i < e.comms.size(); ++i) {
+    const Origin written_at =
+        e.comms_written_at.size() == e.comms.size() ? e.comms_written_at[i] : Origin{"--comm", 0};
+    exchanges.push_back(resolve_exchange(e.comms[i], framework, written_at));
+  }
+  return exchanges;
+}
+
+std::unique_ptr<ExchangeMethod> exchange_of(const Experiment& e, const wl::FrameworkConfig& framework,
+                                            const std::string& comm) {
+  return make_exchange(resolve_exchange(comm, framework), framework, allreduce_of(e, framework));
+}
+
+wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::WorkloadCosts& costs,
+                                    double element_bytes, int gpus, int batch,
                                     std::function<double(int)> workspace_bytes) {
   wl::MemoryOptions o;
   o.batch = batch;
   o.gpus = gpus;
-  o.exchange = framework.exchange_layout(comm);
-  o.fusion_buffer_bytes = is_kvstore_method(framework, comm) ? 0 : fusion_bytes;
+  o.exchange = method.exchange_buffers(costs, element_bytes, gpus);
   o.workspace_bytes = std::move(workspace_bytes);
   return o;
 }
 
-double expected_simulation_seconds(const std::string& comm, int gpus) {
+double expected_simulation_seconds(const ExchangeChoice& exchange, int gpus) {
   constexpr double kP2pSecondsPerGpuSquared = 1e-3;  // tools/bench: 16 / 32 / 64 GPUs on lassen
-  return comm == "p2p" && gpus > 16 ? kP2pSecondsPerGpuSquared * gpus * gpus : 0;
+  return exchange.algorithm == "p2p" && gpus > 16 ? kP2pSecondsPerGpuSquared * gpus * gpus : 0;
 }
 
 int spatial_ways(const Experiment& e, const Configuration& c) {
@@ -220,22 +233,28 @@ void check_gpu_counts(const Experiment& e) {
 
 std::vector<ResultRow> run_experiment(const Experiment& e,
                                       const std::function<void(int, int, const ResultRow&)>& progress) {
-  for (const std::string& comm : e.comms) algorithm_of(comm);  // unknown names fail first
+  // Unknown names, and methods the framework lacks, fail before anything is simulated.
+  const wl::FrameworkConfig framework = framework_of(e);
+  std::vector<std::string> comms;
+  for (const ExchangeChoice& exchange : exchanges_of(e, framework)) comms.push_back(exchange.name);
   mechanisms_without(e.without);
   check_gpu_counts(e);
   std::vector<Configuration> configs;
   for (const auto& workload : e.workloads) {
-    for (const auto& comm : e.comms) {
+    for (const auto& comm : comms) {
       for (int batch : e.batches) {
         for (int gpus : e.gpus) configs.push_back({workload, comm, batch, gpus});
       }
     }
   }
+  auto simulate = [&](const Configuration& c) {
+    return result_row_of(e, framework, c, run_isolated([&] { return simulate_configuration(e, c); }));
+  };
   std::vector<ResultRow> rows;
   std::map<std::tuple<std::string, std::string, int>, double> one_gpu_epoch;
   const int total = static_cast<int>(configs.size());
   for (const Configuration& c : configs) {
-    ResultRow row = result_row_of(e, c, run_isolated([&] { return simulate_configuration(e, c); }));
+    ResultRow row = simulate(c);
     if (c.gpus == 1) one_gpu_epoch[{c.workload, c.comm, c.batch}] = row.epoch_s;
     rows.push_back(std::move(row));
     if (progress) progress(static_cast<int>(rows.size()), total, rows.back());
@@ -243,10 +262,7 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
   // Speedup against the same method, workload and batch on one GPU (simulated if not asked for).
   for (ResultRow& row : rows) {
     const auto key = std::make_tuple(row.workload, row.comm, row.batch);
-    if (!one_gpu_epoch.contains(key)) {
-      const Configuration one{row.workload, row.comm, row.batch, 1};
-      one_gpu_epoch[key] = result_row_of(e, one, run_isolated([&] { return simulate_configuration(e, one); })).epoch_s;
-    }
+    if (!one_gpu_epoch.contains(key)) one_gpu_epoch[key] = simulate({row.workload, row.comm, row.batch, 1}).epoch_s;
     set_speedup(row, e.scaling, one_gpu_epoch[key]);
   }
   return rows;

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/exchange/exchange_choice.hpp"
+#include "sim/exchange/exchange_method.hpp"
 #include "sim/replay/timeline.hpp"
 #include "topologies/core/config_tree.hpp"
 #include "workloads/src/framework.hpp"
@@ -45,7 +47,10 @@ struct Experiment {
   // Where a file wrote each of `gpus` (an experiment's or a study's line); empty: --gpus.
   std::vector<Origin> gpus_written_at;
   std::vector<int> batches = {32};              // per GPU
+  // The gradient exchanges (sim/exchange/exchange_choice.hpp: a --comm alias, an exchange method,
+  // or allreduce:ALGORITHM), and where a file wrote each (empty: --comm, --exchange, --algo).
   std::vector<std::string> comms = {"p2p", "nccl"};
+  std::vector<Origin> comms_written_at;
   std::string routing;                          // empty: the machine's own
   Scaling scaling = Scaling::Strong;
   long images = 0;                              // 0: the dataset's samples per epoch
@@ -71,11 +76,11 @@ struct Experiment {
   bool record_timeline = false;                 // fill ResultRow::timeline (--trace)
 };
 
-// One configuration of an experiment: a workload trained with one comm method and batch on
+// One configuration of an experiment: a workload trained with one gradient exchange and batch on
 // some GPUs.
 struct Configuration {
   std::string workload;
-  std::string comm;
+  std::string comm;  // the exchange, by the name outputs print (ExchangeChoice::name)
   int batch = 32;  // per GPU
   int gpus = 1;
 };
@@ -105,7 +110,7 @@ struct IterationSpread {
 
 struct ResultRow {
   std::string topology, workload, comm, scaling;
-  std::string exchange;  // how the framework ran `comm` (FrameworkConfig::describe_exchange)
+  std::string exchange;  // how the framework ran `comm` (its name, ExchangeMethod::describe)
   int gpus = 1;
   int batch = 1;
   int spatial_ways = 1;  // the GPUs sharing each sample (Experiment::spatial)
@@ -141,24 +146,34 @@ double allreduce_buffer_mb(const Experiment& e);
 // The decode threads of the experiment's input pipeline (the framework's unless overridden).
 int decode_threads_of(const Experiment& e);
 
-// What the memory model needs to know of a configuration: its exchange (allreduce methods also
-// hold the allreduce buffer of `fusion_bytes`) and the convolutions' workspace at a batch
-// (compute_setup.hpp's workspace_of).
-wl::MemoryOptions memory_options_of(const wl::FrameworkConfig& framework, const std::string& comm,
-                                    int gpus, int batch, double fusion_bytes,
+// The experiment's gradient exchanges resolved in its `framework`, in order; throws ConfigError
+// where each is named (a file's line, or --comm) for a method the framework lacks.
+std::vector<ExchangeChoice> exchanges_of(const Experiment& e, const wl::FrameworkConfig& framework);
+
+// The gradient exchange `comm` names in the experiment's `framework`, made with the
+// experiment's allreduce grouping; throws ConfigError for a method the framework lacks.
+std::unique_ptr<ExchangeMethod> exchange_of(const Experiment& e, const wl::FrameworkConfig& framework,
+                                            const std::string& comm);
+
+// What the memory model needs to know of a configuration of `gpus` GPUs at `batch` per GPU: the
+// buffers `method` keeps for a model of `costs` at `element_bytes` per value, and the
+// convolutions' workspace at a batch (compute_setup.hpp's workspace_of).
+wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::WorkloadCosts& costs,
+                                    double element_bytes, int gpus, int batch,
                                     std::function<double(int)> workspace_bytes);
 
-// Host seconds the simulation of `comm` on `gpus` GPUs is expected to take where that is far
-// beyond the usual second, else 0: `p2p` over more than 16 GPUs, whose per-key copies all share
-// the fabric, grows with the square of the GPUs (1e-3 s x G^2: 0.2 s at 16 GPUs, 1 s at 32, 4 s
-// at 64 measured, docs/replay.md "speed").
-double expected_simulation_seconds(const std::string& comm, int gpus);
+// Host seconds the simulation of `exchange` on `gpus` GPUs is expected to take where that is far
+// beyond the usual second, else 0: p2p transfers (MXNet's kvstore=device, or an allreduce by the
+// p2p algorithm) over more than 16 GPUs, whose per-key copies all share the fabric, grow with the
+// square of the GPUs (1e-3 s x G^2: 0.2 s at 16 GPUs, 1 s at 32, 4 s at 64 measured,
+// docs/replay.md "speed").
+double expected_simulation_seconds(const ExchangeChoice& exchange, int gpus);
 
 // One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp),
 // as JSON text for result_row_of; its speedup is left at 0.
 std::string simulate_configuration(const Experiment& experiment, const Configuration& config);
-ResultRow result_row_of(const Experiment& experiment, const Configuration& config,
-                        const std::string& simulated);
+ResultRow result_row_of(const Experiment& experiment, const wl::FrameworkConfig& framework,
+                        const Configuration& config, const std::string& simulated);
 
 // Sets row.speedup against the epoch of the same method, workload and batch on one GPU (weak
 // scaling: the throughput ratio), and a sampled row's speedup percentiles (IterationSpread).

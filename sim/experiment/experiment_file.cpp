@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "sim/collectives/registry.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/config_reader.hpp"
@@ -22,9 +22,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kKeys = {
-    "topology", "set",     "workload",   "gpus",      "batch",   "comm",
-    "routing",  "scaling", "images",     "fusion_mb", "fusion_cycle_ms", "decode_threads",
-    "protocol", "profile", "iterations", "framework", "without", "samples", "seed", "spatial"};
+    "topology",  "set",       "workload",        "gpus",           "batch",    "comm",
+    "exchange",  "algo",      "routing",         "scaling",        "images",   "fusion_mb",
+    "fusion_cycle_ms",        "decode_threads",  "protocol",       "profile",  "iterations",
+    "framework", "without",   "samples",         "seed",           "spatial"};
 
 // The file `node` names, looked up now so that an unknown name or a missing file is reported at
 // its line: a shipped name as it is, a path taken from the experiment's folder.
@@ -65,11 +66,11 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
     }
   }
   if (const auto* n = map.find("batch")) e.batches = read_counts(*n, "batch", 1 << 20);
-  if (const auto* n = map.find("comm")) {
-    e.comms.clear();
-    for (const ConfigNode* item : items_or_one(*n, "comm")) {
-      e.comms.push_back(read_one_of(*item, "comm method", coll::comm_method_names()));
-    }
+  std::vector<std::string> comms;
+  std::vector<Origin> comms_written_at;
+  if (read_exchanges(map, comms, comms_written_at)) {
+    e.comms = std::move(comms);
+    e.comms_written_at = std::move(comms_written_at);
   }
   if (const auto* n = map.find("routing")) {
     e.routing = read_one_of(*n, "routing", topo::routing_mode_names());

@@ -32,20 +32,33 @@ InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workloa
   return in;
 }
 
-// The routing of the run's copies between GPUs without NVLink: the experiment's, else the
-// framework's own where it makes the copies itself (MXNet's kvstore=device), else the machine's.
 // The spec of the job's first GPU; an unknown model is reported at the device's line.
 compute::GpuSpec gpu_of(const topo::Topology& machine, const Placement& placement) {
   const topo::Device& gpu = machine.devices()[static_cast<size_t>(placement.gpus[0])];
   return compute::load_gpu_spec(gpu.model, gpu.origin);
 }
 
+// The routing of the run's copies between GPUs without NVLink: the experiment's, else the
+// exchange method's own where it makes the copies itself (MXNet's kvstore=device), else the
+// machine's.
 topo::RoutingMode routing_of(const topo::Topology& machine, const Experiment& e,
-                             const wl::FrameworkConfig& framework, const std::string& comm) {
+                             const ExchangeMethod& exchange) {
   if (e.routing.empty()) {
-    if (const auto own = framework.copy_routing(comm)) return *own;
+    if (const auto own = exchange.copy_routing()) return *own;
   }
   return topo::routing_mode_for(machine, e.routing);
+}
+
+// A split sample's halo exchange: what each member of a group receives, layer by layer.
+std::unique_ptr<const SpatialHalo> halo_of(const wl::SpatialSplit& split, const wl::Workload& whole,
+                                           const wl::Workload& shard, const Configuration& c) {
+  if (!split.splits()) return nullptr;
+  std::vector<std::vector<wl::SpatialLayer>> members;
+  for (int m = 0; m < split.ways(); ++m) {
+    members.push_back(wl::spatial_exchanges(whole, shard, split, m / split.cols, m % split.cols));
+  }
+  return std::make_unique<SpatialHalo>(split, std::move(members), c.gpus, c.batch,
+                                       wl::bytes_per_element(shard.precision));
 }
 
 }  // namespace
@@ -54,12 +67,15 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
     : machine(machine_for(e.topology, e.topology_overrides, c.gpus, e.topology_document)),
       placement(place_job(machine, c.gpus)),
       framework(framework_of(e)),
-      router(machine, routing_of(machine, e, framework, c.comm)),
+      exchange_choice(resolve_exchange(c.comm, framework)),
+      exchange(make_exchange(exchange_choice, framework, allreduce_of(e, framework))),
+      router(machine, routing_of(machine, e, *exchange)),
       spatial(wl::spatial_split(spatial_ways(e, c))),
       whole(wl::load_workload(c.workload)),
       workload(wl::spatial_shard(whole, spatial)),
       costs(wl::compute_costs(workload)),
-      compute(compute_model_of(workload, costs, framework, gpu_of(machine, placement), e.profile)) {
+      compute(compute_model_of(workload, costs, framework, gpu_of(machine, placement), e.profile)),
+      halo(halo_of(spatial, whole, workload, c)) {
   setup.topology = &machine;
   setup.router = &router;
   setup.gpus = placement.gpus;
@@ -72,14 +88,9 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.mechanisms = mechanisms_without(e.without);
   setup.input = input_costs(machine, placement.gpus[0], workload);
   setup.batch = c.batch;
-  setup.comm = c.comm;
-  setup.allreduce = allreduce_of(e, framework);
+  setup.exchange = exchange.get();
+  setup.halo = halo.get();
   setup.protocol = e.protocol;
-  setup.spatial = spatial;
-  for (int m = 0; m < spatial.ways(); ++m) {
-    setup.spatial_exchanges.push_back(
-        wl::spatial_exchanges(whole, workload, spatial, m / spatial.cols, m % spatial.cols));
-  }
   setup.iterations = e.samples > 0 ? e.samples + 1 : e.iterations;  // the first warms up
   setup.samples = e.samples;
   setup.seed = e.seed;

@@ -1,32 +1,15 @@
-// The replay engine: data-parallel training iterations of one workload on some GPUs of one
-// machine, simulated on SimGrid, as the framework (workloads/src/framework.hpp) executes them.
+// The replay: data-parallel training iterations of one workload on some GPUs of one machine,
+// simulated on SimGrid, as the framework (workloads/src/framework.hpp) executes them.
 //
-// The host is part of the simulated machine (docs/replay.md, "The host"):
-//  - the framework's Python thread (one per process) runs the training loop in program order:
-//    it waits for the next batch from the input pipeline, issues each GPU's forward and backward,
-//    pushes, updates and pulls every key, and reads each GPU's metric back (a blocking sync);
-//  - engine worker threads per GPU (compute and copy pools, host_threads.hpp) run each GPU
-//    operation: the engine's own cost, one launch per kernel, the GPU work, then the
-//    cudaStreamSynchronize that MXNet 1.x ends every GPU operation with; forward and backward
-//    kernels go in bulked segments, one engine operation each, cut where MXNet cuts them (at
-//    every layer's parameters); a framework without per-operation syncs (PyTorch) frees the
-//    thread once an operation is issued, the GPU stream keeping the order;
-//  - the input pipeline's decode threads fill a prefetch queue, batch after batch; a batch is
-//    copied to each GPU (host to device) by that GPU's copy pool.
-// A kernel cannot start before its launch, a gradient is ready when its segment has synced, and
-// the next iteration's forward of a layer waits for that layer's new weights. Gradients are
-// exchanged with a collective algorithm (sim/collectives), whose schedule becomes SimGrid
-// activities over the machine's real links:
-//  - kvstore methods (p2p, nccl_reduce_bcast) run per key as MXNet's kvstore does: p2p copies
-//    each GPU's gradient to the key's reducer (MXNet's greedy rule,
-//    workloads/src/reducer_assignment.hpp), sums, updates once there and copies the weights back;
-//    nccl_reduce_bcast reduces to GPU0 under one CPU-priority thread, updates there, broadcasts;
-//  - allreduce methods (nccl, nccl_tree, the MPI family) group gradients as the framework says
-//    (wl::AllreduceModel): Horovod's fusion, every cycle the gradients ready so far packed in
-//    ready order into buffers of at most `buffer` bytes (a larger tensor alone); or DDP's
-//    buckets, filled in ready order and each allreduced once complete, strictly in order; the
-//    allreduces run one after another on one stream; a buffer of 0 allreduces each tensor alone
-//    as soon as it is ready.
+// The host is part of the simulated machine (docs/replay.md, "The host"): the framework's
+// Python thread runs the training loop in program order, engine worker threads run each GPU
+// operation, the input pipeline's decode threads fill a prefetch queue (replay_graph.hpp,
+// input_phase.hpp). A kernel cannot start before its launch, a gradient is ready when its
+// segment has synced (forward_backward.hpp), and the next iteration's forward of a layer waits
+// for that layer's new weights. Gradients are exchanged by the run's exchange method
+// (ReplaySetup::exchange, replay_exchange.hpp: MXNet's kvstores, Horovod's fusion, DDP's
+// buckets, one allreduce per tensor; sim/exchange), whose collectives' schedules
+// (sim/collectives) become SimGrid activities over the machine's real links.
 // Symmetry: above kFullComputeUpToGpus GPUs every GPU's compute stream is taken to be rank 0's,
 // so only rank 0's is simulated and a tensor is ready everywhere when it is ready on rank 0 (the
 // collectives still run over every GPU and link). This keeps a 512-GPU iteration at O(layers +
@@ -34,33 +17,36 @@
 // the slowdown of the other reducer GPUs' kernels by the reductions they run.
 // Spatial parallelism: a layer's pass that needs its neighbours' halo runs its interior kernel
 // while the halo copies travel over the machine's links from the neighbours' GPUs, then its
-// border once they are in; under symmetry rank 0 stands for the group's member that receives the
-// most, so the simulated stream is the slowest of the group's.
+// border once they are in (ReplaySetup::halo); under symmetry rank 0 stands for the group's
+// member that receives the most, so the simulated stream is the slowest of the group's.
 // Iterations are simulated back to back; the steady-state iteration time is the mean spacing of
 // the ends of iterations 2..N (the first warms the pipeline: it has no previous update to wait
 // for). A sampled run (ReplaySetup::samples) draws each iteration's times from the machine's
 // variability, so each iteration after the first is one sample of the iteration time. Call
 // replay_iterations in a process of its own: SimGrid allows one engine per process
-// (experiment.hpp forks one per configuration).
+// (sim/experiment forks one per configuration).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "sim/collectives/protocol.hpp"
 #include "sim/collectives/schedule.hpp"
 #include "sim/compute/compute_model.hpp"
 #include "sim/replay/timeline.hpp"
 #include "topologies/src/routing.hpp"
 #include "workloads/src/framework.hpp"
-#include "workloads/src/iteration_graph.hpp"
-#include "workloads/src/reducer_assignment.hpp"
-#include "workloads/src/spatial_partition.hpp"
+#include "workloads/src/layer_costs.hpp"
+#include "workloads/src/workload.hpp"
 
 namespace gpuscale::sim {
 
+class ReplayExchange;
+class PassExchange;
+
 inline constexpr int kFullComputeUpToGpus = 16;
+// The ranks whose GPUs a replay over `ranks` simulates computing: all, or under symmetry rank 0.
+inline int simulated_compute_ranks(int ranks) { return ranks > kFullComputeUpToGpus ? 1 : ranks; }
 
 // Under symmetry every rank of a lock-step schedule does what rank 0 does, so a replay over
 // `ranks` evaluates its depths from their link loads (lock_step.hpp) rather than flow by flow.
@@ -101,16 +87,12 @@ struct ReplaySetup {
   Mechanisms mechanisms;
   InputCosts input;
   int batch = 32;                            // per GPU
-  std::string comm = "p2p";                  // a collective algorithm name (registry.hpp)
-  wl::ReducerPolicy reducers = wl::ReducerPolicy::Greedy;
-  wl::AllreduceModel allreduce;              // how allreduce methods group gradients
+  // How gradients are exchanged and weights updated (sim/exchange); required.
+  const ReplayExchange* exchange = nullptr;
+  // What a split sample's passes receive from the other GPUs of its group (sim/exchange's
+  // SpatialHalo); null: data parallelism alone, every GPU holds whole samples.
+  const PassExchange* halo = nullptr;
   std::string protocol = "auto";             // NCCL protocol: auto, ll, ll128, simple, ideal
-  // Spatial parallelism (workloads/src/spatial_partition.hpp): each group of spatial.ways()
-  // consecutive ranks splits its samples, `workload` is one GPU's shard, and
-  // spatial_exchanges[m][layer] is what the group's member m receives. No split: data
-  // parallelism alone.
-  wl::SpatialSplit spatial;
-  std::vector<std::vector<wl::SpatialLayer>> spatial_exchanges;
   int iterations = 4;
   // Sampled variability (docs/variability.md): with samples > 0 every iteration draws its
   // factors from the machine's distributions (VariabilityDraws) with `seed`; 0 keeps every time
@@ -119,11 +101,6 @@ struct ReplaySetup {
   std::uint64_t seed = 1;
   bool record_timeline = false;              // fill ReplayResult::timeline
 };
-
-// Whether `comm` exchanges per key like MXNet's kvstore (no fusion) or allreduces, in `framework`.
-bool is_kvstore_method(const wl::FrameworkConfig& framework, const std::string& comm);
-// The registry name of a comm method ("nccl" -> "nccl_ring"); throws ConfigError if unknown.
-std::string algorithm_of(const std::string& comm);
 
 struct LinkLoad {
   int link = 0;

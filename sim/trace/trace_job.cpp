@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "sim/engine/isolated.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/collective_job.hpp"
 #include "sim/replay/replay.hpp"
 
@@ -47,7 +48,7 @@ std::string simulate(const interop::TraceGraph& graph, const TraceJob& job,
 }  // namespace
 
 TraceJobResult run_trace_job(const interop::TraceGraph& graph, const TraceJob& job) {
-  const std::string algorithm = algorithm_of(job.comm);  // an unknown name fails before forking
+  const std::string algorithm = algorithm_of_alias(job.comm);  // an unknown name fails first
   const json j = json::parse(run_isolated([&] { return simulate(graph, job, algorithm); }));
   TraceJobResult out;
   out.topology = j["topology"];

@@ -14,7 +14,7 @@ struct TraceJob {
   std::string topology = "dgx-h200";            // a shipped machine or a .yaml file
   std::vector<std::string> topology_overrides;  // --set on the machine
   int gpus = 8;
-  std::string comm = "nccl";                    // a comm method (coll::comm_method_names)
+  std::string comm = "nccl";                    // a --comm alias (sim/exchange/exchange_choice.hpp)
   std::string protocol = "auto";                // NCCL protocol: auto, ll, ll128, simple, ideal
 };
 

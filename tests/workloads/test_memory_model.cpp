@@ -1,8 +1,8 @@
 // The memory model's parts (workloads/src/memory_model.hpp) against closed forms: weights and
-// gradients are the parameters' bytes; the optimizer state moves to the kvstore's reducers on
-// more than one GPU; activations grow linearly with the batch; the cuDNN workspace is capped;
-// P2P reducers hold n copies of their keys plus the weights and state they update; the largest
-// batch is the last that fits.
+// gradients are the parameters' bytes; the optimizer state moves to the store where the exchange
+// runs it; activations grow linearly with the batch; the cuDNN workspace is capped; the
+// exchange's buffers land on their GPUs; the largest batch is the last that fits. What each
+// exchange method keeps is tests/sim/exchange/test_exchange_methods.cpp's.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -41,8 +41,10 @@ TEST(MemoryModel, OneGpuHoldsWeightsGradientsAndOptimizerState) {
 
 TEST(MemoryModel, BeforeTrainingIsTheContextWeightsAndGradientsOnEveryGpu) {
   const Fixture x;
+  std::vector<double> buffers(8, 0.0);
+  buffers[0] = 3 * x.param_bytes();
   const auto gpus = estimate_memory(x.w, x.c, x.f,
-                                    {.batch = 64, .gpus = 8, .exchange = ExchangeLayout::KvstoreNccl});
+                                    {.batch = 64, .gpus = 8, .exchange = {true, buffers}});
   for (const MemoryParts& g : gpus) {
     EXPECT_DOUBLE_EQ(g.before_training(), x.f.context.value.value + 2 * x.param_bytes());
   }
@@ -116,48 +118,23 @@ TEST(MemoryModel, KeptHalosCountWithTheActivationsPerSample) {
   EXPECT_DOUBLE_EQ(estimate_memory(x.w, x.c, x.f, o)[0].activations - without, 3 * 1000 * 4.0);
 }
 
-TEST(MemoryModel, P2pReducersHoldCopiesOfTheirKeys) {
+TEST(MemoryModel, ExchangeBuffersLandOnTheirGpusAndAStoreTakesTheOptimizerState) {
   const Fixture x;
-  const int n = 8;
-  const auto gpus = estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = n});
-  double exchange = 0;
-  for (const MemoryParts& g : gpus) {
-    exchange += g.exchange;
-    EXPECT_DOUBLE_EQ(g.optimizer, 0);  // the reducers update (update_on_kvstore)
-  }
-  // Every key: merged + n-1 copies + the stored weight + its momentum.
-  EXPECT_NEAR(exchange, x.param_bytes() * (n + 2), 1e-6 * exchange);
-  // LeNet's fc1 weight (99% of the bytes) lands on GPU0: GPU0 holds the most.
-  for (size_t g = 1; g < gpus.size(); ++g) EXPECT_GT(gpus[0].total(), gpus[g].total());
+  const auto gpus = estimate_memory(x.w, x.c, x.f,
+                                    {.batch = 16, .gpus = 3, .exchange = {true, {5e6, 0, 7e6}}});
+  EXPECT_DOUBLE_EQ(gpus[0].exchange, 5e6);
+  EXPECT_DOUBLE_EQ(gpus[1].exchange, 0);
+  EXPECT_DOUBLE_EQ(gpus[2].exchange, 7e6);
+  for (const MemoryParts& g : gpus) EXPECT_DOUBLE_EQ(g.optimizer, 0);
+  const auto replicas = estimate_memory(x.w, x.c, x.f,
+                                        {.batch = 16, .gpus = 3, .exchange = {false, {1, 1, 1}}});
+  for (const MemoryParts& g : replicas) EXPECT_DOUBLE_EQ(g.optimizer, x.param_bytes());
 }
 
-TEST(MemoryModel, AllOnGpu0PutsEveryKeyOnGpu0) {
+TEST(MemoryModel, ExchangeBuffersForAnotherGpuCountAreRefused) {
   const Fixture x;
-  const auto gpus = estimate_memory(
-      x.w, x.c, x.f, {.batch = 16, .gpus = 4, .reducers = ReducerPolicy::AllOnGpu0});
-  EXPECT_NEAR(gpus[0].exchange, x.param_bytes() * 6, 1e-6 * gpus[0].exchange);
-  for (size_t g = 1; g < gpus.size(); ++g) EXPECT_DOUBLE_EQ(gpus[g].exchange, 0);
-}
-
-TEST(MemoryModel, AllreduceIsSymmetricWithItsFusionBuffer) {
-  const Fixture x;
-  const auto gpus = estimate_memory(
-      x.w, x.c, x.f,
-      {.batch = 16, .gpus = 4, .exchange = ExchangeLayout::Allreduce, .fusion_buffer_bytes = 64e6});
-  for (const MemoryParts& g : gpus) {
-    EXPECT_DOUBLE_EQ(g.exchange, 64e6);
-    EXPECT_DOUBLE_EQ(g.optimizer, x.param_bytes());  // each GPU updates its own copy
-    EXPECT_DOUBLE_EQ(g.total(), gpus[0].total());
-  }
-}
-
-TEST(MemoryModel, DdpBucketsHoldASecondCopyOfEveryGradient) {
-  Fixture x;
-  x.f.allreduce.grouping = AllreduceGrouping::Buckets;
-  const auto gpus = estimate_memory(
-      x.w, x.c, x.f,
-      {.batch = 16, .gpus = 4, .exchange = ExchangeLayout::Allreduce, .fusion_buffer_bytes = 25e6});
-  for (const MemoryParts& g : gpus) EXPECT_DOUBLE_EQ(g.exchange, x.param_bytes());
+  EXPECT_THROW(estimate_memory(x.w, x.c, x.f, {.batch = 16, .gpus = 4, .exchange = {false, {1, 2}}}),
+               std::invalid_argument);
 }
 
 TEST(MemoryModel, LargestBatchIsTheLastThatFits) {

@@ -11,6 +11,7 @@
 
 #include "sim/collectives/nccl_tests.hpp"
 #include "sim/collectives/registry.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/collective_job.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
@@ -201,7 +202,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--topology", o->topology, "A shipped machine or a .yaml file")
       ->capture_default_str();
   cmd->add_option("--algo", o->algo, "Algorithm: a --comm method of `gpuscale run`")
-      ->check(CLI::IsMember(coll::comm_method_names()))
+      ->check(CLI::IsMember(sim::comm_alias_names()))
       ->capture_default_str();
   cmd->add_option("--collective", o->collective, "The collective (broadcast and reduce from GPU 0)")
       ->check(CLI::IsMember(coll::collective_names()))

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "sim/collectives/registry.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/trace/trace_job.hpp"
 #include "topologies/core/csv.hpp"
@@ -136,7 +137,7 @@ void add_replay_trace_command(CLI::App& app) {
   cmd->add_option("--gpus", o->job.gpus, "GPUs of the job, every one running the iteration")
       ->capture_default_str();
   cmd->add_option("--comm", o->job.comm, "Collective algorithm (a --comm method of `gpuscale run`)")
-      ->check(CLI::IsMember(coll::comm_method_names()))
+      ->check(CLI::IsMember(sim::comm_alias_names()))
       ->capture_default_str();
   cmd->add_option("--protocol", o->job.protocol, "NCCL protocol (auto: as NCCL picks by size)")
       ->check(CLI::IsMember(sim::protocol_choice_names()))

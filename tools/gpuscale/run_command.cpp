@@ -14,13 +14,13 @@
 #include <optional>
 #include <string_view>
 
-#include "sim/collectives/registry.hpp"
 #include "sim/experiment/experiment.hpp"
 #include "sim/experiment/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/trace/iteration_trace.hpp"
 #include "tools/gpuscale/console.hpp"
+#include "tools/gpuscale/exchange_options.hpp"
 #include "tools/gpuscale/result_text.hpp"
 #include "topologies/core/csv.hpp"
 #include "topologies/core/error.hpp"
@@ -47,6 +47,7 @@ struct RunOptions {
   double fusion_cycle_ms = 0;  // --fusion-cycle-ms, when given
   int decode_threads = 4;    // --decode-threads, when given
   bool strict = false;       // a configuration that does not fit its GPUs' memory is an error
+  ExchangeOptions exchange;  // --comm, or --exchange and --algo
 };
 
 // The experiment file's settings (or the defaults), then every flag given on the command line.
@@ -65,7 +66,10 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
     e.gpus_written_at.clear();
   }
   if (given("--batch")) e.batches = f.batches;
-  if (given("--comm")) e.comms = f.comms;
+  if (std::vector<std::string> names = exchange_names(o.exchange, cmd); !names.empty()) {
+    e.comms = std::move(names);
+    e.comms_written_at.clear();
+  }
   if (given("--routing")) e.routing = f.routing;
   if (given("--scaling")) {
     e.scaling = o.scaling == "weak" ? sim::Scaling::Weak : sim::Scaling::Strong;
@@ -313,16 +317,16 @@ void check_memory(const std::vector<sim::ResultRow>& rows, bool strict) {
 // Says so before a configuration that takes the simulator minutes; whether any does.
 bool warn_of_slow_configurations(const sim::Experiment& e) {
   bool slow = false;
-  for (const std::string& comm : e.comms) {
+  for (const sim::ExchangeChoice& exchange : sim::exchanges_of(e, sim::framework_of(e))) {
     for (int gpus : e.gpus) {
-      const double seconds = sim::expected_simulation_seconds(comm, gpus);
+      const double seconds = sim::expected_simulation_seconds(exchange, gpus);
       if (seconds < 30) continue;
       slow = true;
       warning(fmt::format("{} on {} GPUs takes the simulator about {:.0f} minutes per "
                           "configuration (its per-key copies share the fabric; the time grows "
                           "with the square of the GPUs); MXNet's kvstore=device reduces within "
                           "one machine: nccl or hierarchical simulate this in seconds",
-                          comm, gpus, std::ceil(seconds / 60)));
+                          exchange.name, gpus, std::ceil(seconds / 60)));
     }
   }
   return slow;
@@ -438,10 +442,7 @@ void add_run_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  cmd->add_option("--comm", e.comms, "Gradient exchange methods, comma-separated")
-      ->delimiter(',')
-      ->check(CLI::IsMember(coll::comm_method_names()))
-      ->capture_default_str();
+  add_exchange_options(*cmd, o->exchange, "p2p,nccl", true);
   cmd->add_option("--routing", e.routing, "Route GPU pairs without NVLink this way")
       ->check(CLI::IsMember(topo::routing_mode_names()));
   cmd->add_option("--scaling", o->scaling, "strong: fixed images per epoch; weak: images x GPUs")

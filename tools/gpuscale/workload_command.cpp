@@ -6,10 +6,11 @@
 #include <iostream>
 #include <memory>
 
-#include "sim/collectives/registry.hpp"
+#include "sim/exchange/registry.hpp"
 #include "sim/experiment/compute_setup.hpp"
 #include "sim/experiment/experiment.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/gpuscale/exchange_options.hpp"
 #include "tools/gpuscale/layer_times_command.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/core/units.hpp"
@@ -25,19 +26,12 @@ struct ShowOptions {
   std::string format = "table";
   int batch = 32;
   int gpus = 1;
-  std::string comm = "p2p";
+  ExchangeOptions exchange;  // whose buffers to count (default p2p)
   std::string gpu_memory = "16 GB";  // a V100's HBM2 (brief §6)
   std::string framework = "mxnet";
   std::string gpu = "V100-SXM2";
   std::vector<std::string> overrides;
 };
-
-// Any method `gpuscale run --comm` takes, and `allreduce` for any allreduce method.
-std::vector<std::string> comm_choices() {
-  std::vector<std::string> names = coll::comm_method_names();
-  names.push_back("allreduce");
-  return names;
-}
 
 void list_workloads() {
   const std::vector<std::string> names = wl::shipped_workloads().names();
@@ -54,7 +48,7 @@ void list_workloads() {
   std::cout << out;
 }
 
-void show_workload(const ShowOptions& o) {
+void show_workload(const ShowOptions& o, const CLI::App& show) {
   double capacity = 0;
   try {
     capacity = parse_bytes(o.gpu_memory).value;
@@ -68,10 +62,21 @@ void show_workload(const ShowOptions& o) {
   const compute::GpuSpec gpu = compute::load_gpu_spec(o.gpu, Origin{"--gpu", 0});
   // The buffers the run would hold: the same options `gpuscale run` gives the memory model.
   const auto compute = sim::compute_model_of(w, costs, framework, gpu);
+  std::vector<std::string> names = exchange_names(o.exchange, show);
+  if (names.size() > 1) {
+    throw ConfigError({"--exchange", 0}, "shows the buffers of one exchange: give one method");
+  }
+  const sim::ExchangeChoice choice =
+      sim::resolve_exchange(names.empty() ? "p2p" : names.front(), framework);
+  const auto exchange = sim::make_exchange(choice, framework, framework.allreduce);
   const wl::MemoryOptions memory =
-      sim::memory_options_of(framework, o.comm, o.gpus, o.batch, framework.allreduce.buffer.value,
+      sim::memory_options_of(*exchange, costs, wl::bytes_per_element(w.precision), o.gpus, o.batch,
                              sim::workspace_of(compute, w));
-  const wl::WorkloadView view{w, costs, dataset, framework, memory, capacity};
+  // A method that runs the run's algorithm prints as the method (allreduce), one that makes its
+  // own transfers as its alias (p2p).
+  const std::string label =
+      sim::find_exchange_method(choice.exchange).comm_alias.empty() ? choice.exchange : choice.name;
+  const wl::WorkloadView view{w, costs, dataset, framework, memory, label, capacity};
   // Rendered whole before printing: an error never leaves half an output behind.
   const std::string out =
       o.format == "json" ? wl::workload_json(view).dump(2) + "\n" : wl::workload_table(view);
@@ -94,9 +99,7 @@ void add_workload_commands(CLI::App& app) {
   show->add_option("--gpus", o->gpus, "GPUs training together (for the exchange's buffers)")
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
-  show->add_option("--comm", o->comm, "Gradient exchange whose buffers to count")
-      ->check(CLI::IsMember(comm_choices()))
-      ->capture_default_str();
+  add_exchange_options(*show, o->exchange, "p2p", false);
   show->add_option("--gpu-memory", o->gpu_memory, "GPU memory, for the largest batch that fits")
       ->capture_default_str();
   show->add_option("--framework", o->framework, "Framework constants (workloads/frameworks)")
@@ -109,7 +112,7 @@ void add_workload_commands(CLI::App& app) {
   show->add_option("--set", o->overrides,
                    "Override a value of the file: KEY.PATH=VALUE (e.g. args.doublings=1)")
       ->allow_extra_args(false);
-  show->callback([o] { show_workload(*o); });
+  show->callback([o, show] { show_workload(*o, *show); });
 
   add_layer_times_command(*cmd);
 }

@@ -95,6 +95,7 @@ std::string axis_value(const std::string& axis, const sweep::Run& run) {
     return fmt::format("{} decode threads", sim::decode_threads_of(run.experiment));
   if (axis == "batch") return fmt::format("batch {}", run.config.batch);
   if (axis == "gpus") return fmt::format("{} GPUs", run.config.gpus);
+  if (axis == "spatial") return fmt::format("{}-way spatial", run.experiment.spatial);
   throw std::logic_error("the sweep figures do not know the axis '" + axis + "'");
 }
 

@@ -68,12 +68,13 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
       for (const auto& method : p.methods) {
         for (int g : p.gpus) {
           const Model& m = models.at(net);
+          const auto exchange = sim::make_exchange(
+              sim::resolve_exchange(suite.comm_of(method), framework), framework, framework.allreduce);
+          const wl::MemoryOptions options =
+              sim::memory_options_of(*exchange, m.costs, wl::bytes_per_element(m.workload.precision),
+                                     g, 1, m.workspace);
           largest[{net, method, g, p.gpu_memory.value}] =
-              wl::largest_batch(m.workload, m.costs, framework,
-                                sim::memory_options_of(framework, suite.comm_of(method), g, 1,
-                                                        framework.allreduce.buffer.value,
-                                                        m.workspace),
-                                p.gpu_memory.value);
+              wl::largest_batch(m.workload, m.costs, framework, options, p.gpu_memory.value);
         }
       }
     }
@@ -180,8 +181,8 @@ Predictions predict(const Suite& suite, const Progress& progress,
       for (const std::string& network : group->networks) {
         if (suite.workload_of(network) != row.workload) continue;
         for (const std::string& method : suite.methods_of(network)) {
-          if (suite.comm_of(method) != row.comm || suite.spatial_of(method) != group->spatial)
-            continue;
+          const std::string comm = sim::resolve_exchange(suite.comm_of(method), framework).name;
+          if (comm != row.comm || suite.spatial_of(method) != group->spatial) continue;
           predictions.runs[{network, method, row.gpus, batch}] =
               PredictedRun{row.iteration_s,    row.setup_s,         row.fpbp_s,
                            row.wu_s,           row.memory_before_training_gb,

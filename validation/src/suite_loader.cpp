@@ -8,7 +8,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "sim/collectives/registry.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/config_reader.hpp"
 #include "topologies/core/shipped_files.hpp"
@@ -107,7 +107,9 @@ std::string workload_of(const ConfigNode& node, const std::string& folder) {
 }
 
 std::string comm_method(const ConfigNode& node) {
-  return read_one_of(node, "comm method", coll::comm_method_names());
+  const std::string name = read_string(node, "comm method");
+  sim::check_exchange_name(name, node.origin());
+  return name;
 }
 
 Setup read_setup(const ConfigNode& node, const std::string& folder) {

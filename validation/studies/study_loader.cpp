@@ -9,7 +9,7 @@
 #include <tuple>
 #include <utility>
 
-#include "sim/collectives/registry.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
@@ -98,7 +98,8 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
     return {axis, std::to_string(n), [n](Run& r) { r.config.batch = n; }};
   }
   if (axis == "comm") {
-    const std::string c = read_one_of(node, "comm method", coll::comm_method_names());
+    const std::string c = read_string(node, "comm method");
+    sim::check_exchange_name(c, node.origin());
     return {axis, c, [c](Run& r) { r.config.comm = c; }};
   }
   if (axis == "routing") {

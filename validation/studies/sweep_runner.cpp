@@ -58,10 +58,12 @@ Run on_one_gpu(Run run) {
 
 std::string describe(const Run& run) {
   const sim::Experiment& e = run.experiment;
-  std::string text = fmt::format("{} {} {} {} GPUs batch {}", run.machine.label, run.config.workload,
-                                 run.config.comm, run.config.gpus, run.config.batch);
+  const wl::FrameworkConfig framework = sim::framework_of(e);
+  std::string text = fmt::format("{} {} {} ({}) {} GPUs batch {}", run.machine.label,
+                                 run.config.workload, run.config.comm,
+                                 sim::exchange_of(e, framework, run.config.comm)->describe(),
+                                 run.config.gpus, run.config.batch);
   if (!e.routing.empty()) text += " routing " + e.routing;
-  if (!sim::is_kvstore_method(wl::load_framework(e.framework), run.config.comm)) text += fmt::format(" fusion {:g} MB", sim::allreduce_buffer_mb(e));
   return text;
 }
 
@@ -143,10 +145,12 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
   for (size_t k = 0; k < mine.size(); ++k) {
     const Run& run = study.runs[mine[k]];
     const auto& [hash, one_gpu_hash] = row_hashes[k];
-    SweepRow row{mine[k], hash, run, sim::result_row_of(run.experiment, run.config, result_of_hash[hash])};
+    const wl::FrameworkConfig framework = sim::framework_of(run.experiment);
+    SweepRow row{mine[k], hash, run,
+                 sim::result_row_of(run.experiment, framework, run.config, result_of_hash[hash])};
     const Run one_gpu = on_one_gpu(run);
-    const sim::ResultRow base =
-        sim::result_row_of(one_gpu.experiment, one_gpu.config, result_of_hash[one_gpu_hash]);
+    const sim::ResultRow base = sim::result_row_of(one_gpu.experiment, framework, one_gpu.config,
+                                                   result_of_hash[one_gpu_hash]);
     sim::set_speedup(row.result, run.experiment.scaling, base.epoch_s);
     outcome.rows.push_back(std::move(row));
   }

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/collectives/registry.hpp"
 #include "topologies/core/config_reader.hpp"
 
 namespace gpuscale::wl {
@@ -123,11 +122,24 @@ Calibration read_calibration(const ConfigNode& node) {
   return c;
 }
 
-ExchangeLayout read_layout(const ConfigNode& node, const std::string& what) {
-  const std::string v = read_one_of(node, what, {"kvstore_device", "kvstore_nccl", "allreduce"});
-  if (v == "kvstore_device") return ExchangeLayout::KvstoreDevice;
-  if (v == "kvstore_nccl") return ExchangeLayout::KvstoreNccl;
-  return ExchangeLayout::Allreduce;
+// The exchange methods a framework lists, each a name once, with its line.
+std::vector<std::pair<std::string, Origin>> read_exchange_methods(const ConfigNode& node) {
+  if (!node.is_sequence() || node.items().empty()) {
+    throw ConfigError(node.origin(), "exchange_methods must list the framework's gradient-exchange "
+                                     "methods, e.g. [kvstore_device, kvstore_nccl, allreduce]");
+  }
+  std::vector<std::pair<std::string, Origin>> methods;
+  for (const ConfigNode& item : node.items()) {
+    const std::string name = read_name(item, "exchange method", NameUse::file);
+    for (const auto& [listed, where] : methods) {
+      if (listed == name) {
+        throw ConfigError(item.origin(), fmt::format("exchange method '{}' listed twice (first "
+                                                     "at line {})", name, where.line));
+      }
+    }
+    methods.emplace_back(name, item.origin());
+  }
+  return methods;
 }
 
 }  // namespace
@@ -169,42 +181,9 @@ void FrameworkConfig::set_parameter(const std::string& parameter, double value) 
   throw std::logic_error("framework: no parameter " + name);
 }
 
-ExchangeLayout FrameworkConfig::exchange_layout(const std::string& comm) const {
-  for (const auto& [method, layout] : exchange) {
-    if (method == comm) return layout;
-  }
-  return ExchangeLayout::Allreduce;
-}
-
-std::optional<topo::RoutingMode> FrameworkConfig::copy_routing(const std::string& comm) const {
-  if (exchange_layout(comm) != ExchangeLayout::KvstoreDevice) return std::nullopt;
-  return copies_without_peer_access;
-}
-
-std::string FrameworkConfig::describe_exchange(const std::string& comm,
-                                               const AllreduceModel& grouping) const {
-  std::string how;
-  switch (exchange_layout(comm)) {
-    case ExchangeLayout::KvstoreDevice: how = "kvstore=device per key"; break;
-    case ExchangeLayout::KvstoreNccl: how = "kvstore=nccl per key"; break;
-    case ExchangeLayout::Allreduce: {
-      const std::string buffer = fmt::format("{:.4g} MiB", grouping.buffer.value / (1 << 20));
-      if (grouping.buffer.value <= 0) {
-        how = "one allreduce per tensor";
-      } else if (grouping.grouping == AllreduceGrouping::Buckets) {
-        how = fmt::format("ddp buckets of {}", buffer);
-      } else if (grouping.cycle.value > 0) {
-        how = fmt::format("horovod fusion {} every {:g} ms", buffer, grouping.cycle.value * 1e3);
-      } else {
-        how = fmt::format("horovod fusion {} with no cycle", buffer);
-      }
-    }
-  }
-  return name + ": " + how;
-}
-
-bool FrameworkConfig::process_per_gpu(const std::string& comm) const {
-  return execution.process_per_gpu || exchange_layout(comm) == ExchangeLayout::Allreduce;
+bool FrameworkConfig::has_exchange_method(const std::string& method) const {
+  return std::any_of(exchange_methods.begin(), exchange_methods.end(),
+                     [&](const auto& listed) { return listed.first == method; });
 }
 
 const ShippedFolder& shipped_frameworks() {
@@ -217,10 +196,16 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
   FrameworkConfig f;
   f.file = shipped_frameworks().resolve(name_or_path, "", named_at);
   const ConfigNode doc = ConfigNode::load_file(f.file);
+  if (const ConfigNode* old = doc.is_map() ? doc.find("exchange") : nullptr) {
+    throw ConfigError(old->origin(), "'exchange' (--comm names mapped to methods) is now "
+                                     "'exchange_methods', the list of the framework's methods, "
+                                     "e.g. [kvstore_device, kvstore_nccl, allreduce]; --comm p2p "
+                                     "and nccl_reduce_bcast find the kvstore methods themselves");
+  }
   MapReader r(doc, "framework file",
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
-               "update_on_kvstore", "relu_in_place", "execution", "host_costs", "input", "exchange",
-               "copies_without_peer_access", "allreduce", "calibration"});
+               "update_on_kvstore", "relu_in_place", "execution", "host_costs", "input",
+               "exchange_methods", "copies_without_peer_access", "allreduce", "calibration"});
   f.name = r.name("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
   f.context = read_parameter<Bytes>(r, "context", "400 MB", read_bytes, format_bytes);
@@ -274,18 +259,8 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
   f.input.prefetch_batches = static_cast<int>(
       read_integer(in.require("prefetch_batches", "4"), "prefetch_batches", 1, 1024));
 
-  if (const ConfigNode* ex = r.find("exchange")) {
-    if (!ex->is_map()) throw ConfigError(ex->origin(), "exchange must map comm methods to layouts");
-    const std::vector<std::string> methods = coll::comm_method_names();
-    for (const ConfigNode::Entry& entry : ex->entries()) {
-      if (std::find(methods.begin(), methods.end(), entry.key) == methods.end()) {
-        // Else the misspelt method would silently run as an allreduce.
-        throw ConfigError(entry.where(), fmt::format("unknown comm method '{}' in exchange ({})",
-                                                     entry.key, name_hint(entry.key, methods)));
-      }
-      f.exchange.emplace_back(entry.key, read_layout(entry.value, "exchange of " + entry.key));
-    }
-  }
+  f.exchange_methods = read_exchange_methods(
+      r.require("exchange_methods", "[kvstore_device, kvstore_nccl, allreduce]"));
   if (const ConfigNode* n = r.find("copies_without_peer_access")) {
     f.copies_without_peer_access = *topo::routing_mode_from_string(
         read_one_of(*n, "copies_without_peer_access", topo::routing_mode_names()));
@@ -293,38 +268,6 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
   f.allreduce = read_allreduce(r.require("allreduce", "{grouping: fusion_cycle, buffer: 64 MiB, cycle: 5 ms}"));
   if (const ConfigNode* c = r.find("calibration")) f.calibration = read_calibration(*c);
   return f;
-}
-
-std::vector<std::vector<int>> allreduce_groups(const AllreduceModel& model,
-                                               const std::vector<double>& bytes) {
-  std::vector<std::vector<int>> groups;
-  double held = 0;
-  bool open = false;  // the last group takes more tensors
-  for (size_t t = 0; t < bytes.size(); ++t) {
-    const auto tensor = static_cast<int>(t);
-    if (model.buffer.value <= 0) {
-      groups.push_back({tensor});
-      continue;
-    }
-    if (model.grouping == AllreduceGrouping::Buckets) {
-      if (!open) {
-        groups.emplace_back();
-        held = 0;
-      }
-      groups.back().push_back(tensor);
-      held += bytes[t];
-      open = held < model.bucket_limit_bytes(static_cast<int>(groups.size()) - 1);
-      continue;
-    }
-    if (groups.empty() || !model.joins_fusion_buffer(static_cast<int>(groups.back().size()), held,
-                                                     bytes[t])) {
-      groups.emplace_back();
-      held = 0;
-    }
-    groups.back().push_back(tensor);
-    held += bytes[t];
-  }
-  return groups;
 }
 
 }  // namespace gpuscale::wl

@@ -1,8 +1,9 @@
 // The framework a workload trains with: how one training iteration executes on the host and the
-// GPUs (its threads, what each GPU operation costs the host, where it synchronises, how each
-// gradient-exchange method runs) and what it keeps in GPU memory. One description per framework
-// (workloads/frameworks/NAME.yaml); the replay (sim/replay), the memory model and `workload show`
-// all ask it, so a framework's behaviour has this one home.
+// GPUs (its threads, what each GPU operation costs the host, where it synchronises, which
+// gradient-exchange methods it has and how its allreduce groups gradients) and what it keeps in
+// GPU memory. One description per framework (workloads/frameworks/NAME.yaml). What each exchange
+// method does is sim/exchange's (one class per method); the replay (sim/replay), the memory
+// model and `workload show` ask the method, which reads these settings.
 #pragma once
 
 #include <optional>
@@ -15,13 +16,6 @@
 #include "topologies/src/topology_config.hpp"
 
 namespace gpuscale::wl {
-
-// How a gradient-exchange method runs in the framework, and where its buffers live.
-enum class ExchangeLayout {
-  KvstoreDevice,  // MXNet kvstore=device (P2P): keys reduced on reducer GPUs
-  KvstoreNccl,    // MXNet kvstore=nccl: reduce to GPU0, broadcast; GPU0 keeps the merged keys
-  Allreduce       // NCCL/MPI allreduce in place, one process per GPU; a fusion buffer if fusing
-};
 
 // A model parameter that is either sourced (A) or fitted on the framework's calibration set
 // (B), in which case it carries the range sources allow; a fitted value outside it means a
@@ -71,7 +65,7 @@ enum class TrainingLoop {
 };
 
 // When an allreduce's optimizer updates a weight (the kvstore methods update each key once it is
-// exchanged, whatever this says).
+// exchanged, whatever this says; sim/exchange/allreduce_method.hpp).
 enum class UpdateTiming {
   // Each weight once its own gradient is exchanged: MXNet's engine runs a key's update as soon as
   // the key's pull is done.
@@ -100,15 +94,14 @@ struct ExecutionModel {
   UpdateTiming updates = UpdateTiming::PerKey;
 };
 
-// How allreduce methods group gradients into collectives (docs/replay.md, "Gradient exchange").
+// How the allreduce method groups gradients into collectives (sim/exchange: horovod_fusion.cpp,
+// ddp_buckets.cpp, per_tensor_allreduce.cpp; docs/replay.md, "Gradient exchange").
 enum class AllreduceGrouping {
   // Horovod (<= 0.20): every `cycle` the gradients ready so far, in ready order, packed into
   // buffers of at most `buffer` bytes (a larger tensor alone), allreduced one after another.
   FusionCycle,
   // PyTorch DistributedDataParallel (>= 1.6): static buckets over the gradients in the order they
-  // become ready, the first closed at `first_bucket` bytes, the others at `buffer` (a bucket
-  // closes once it reaches its limit); each allreduced once all its gradients are ready, strictly
-  // in bucket order.
+  // become ready, the first closed at `first_bucket` bytes, the others at `buffer`.
   Buckets
 };
 
@@ -118,8 +111,8 @@ struct AllreduceModel {
   Seconds cycle{5e-3};               // FusionCycle only; 0: no sleep between cycles
   Bytes first_bucket{0};             // Buckets only
 
-  // The rules of the two groupings, which the replay applies as gradients become ready and
-  // allreduce_groups applies to a whole list:
+  // The rules of the two groupings, which the replay applies as gradients become ready and the
+  // Chakra export to a whole list:
   // Buckets: the bytes at which the iteration's bucket `index` (0: the first) closes.
   double bucket_limit_bytes(int index) const { return index == 0 ? first_bucket.value : buffer.value; }
   // FusionCycle: whether a tensor of `bytes` joins a buffer of `held_tensors` tensors and
@@ -128,14 +121,6 @@ struct AllreduceModel {
     return held_tensors == 0 || held_bytes + bytes <= buffer.value;
   }
 };
-
-// The gradients, `bytes` of each in the order they become ready, grouped into allreduces: with a
-// buffer of 0 one per tensor; DDP's buckets as the replay forms them; Horovod's fusion buffers
-// packed as if every gradient reached the fusion queue in one cycle (the replay packs what each
-// cycle finds ready, which depends on time: these are the fewest, largest buffers it can form).
-// Each group lists indices into `bytes`, in order.
-std::vector<std::vector<int>> allreduce_groups(const AllreduceModel& model,
-                                               const std::vector<double>& bytes);
 
 struct InputPipeline {
   int decode_threads = 4;    // per process
@@ -173,31 +158,21 @@ struct FrameworkConfig {
   ExecutionModel execution;
   HostCosts host;
   InputPipeline input;
-  std::vector<std::pair<std::string, ExchangeLayout>> exchange;  // comm method -> layout
+  // The gradient-exchange methods it has (sim/exchange/registry.hpp names them), each with the
+  // line that lists it.
+  std::vector<std::pair<std::string, Origin>> exchange_methods;
   // How the framework's own GPU-to-GPU copies (the kvstore_device exchange, not a library's
   // collectives) travel between GPUs without peer access; empty: as the machine routes them.
   std::optional<topo::RoutingMode> copies_without_peer_access;
-  AllreduceModel allreduce;  // how the Allreduce layout groups gradients
+  AllreduceModel allreduce;  // how the allreduce method groups gradients
   Calibration calibration;
 
   // Every parameter that may be fitted (the context and the host costs), in file order, and
   // setting one by name (SI units); `gpuscale fit` works on these.
   std::vector<ParameterView> parameters() const;
   void set_parameter(const std::string& name, double value);
-
-  // How `comm` runs: the framework's own kvstore methods, else an allreduce.
-  ExchangeLayout exchange_layout(const std::string& comm) const;
-  // How copies travel between GPUs without NVLink when `comm` runs and the experiment names no
-  // routing: the framework's own rule where it makes the copies itself (kvstore_device), else
-  // empty (the machine's routing).
-  std::optional<topo::RoutingMode> copy_routing(const std::string& comm) const;
-  // How `comm` exchanges gradients here, with `grouping` (this framework's `allreduce` as the
-  // experiment overrides it), in the words outputs print: "mxnet: kvstore=device per key",
-  // "mxnet: horovod fusion 64 MiB every 5 ms".
-  std::string describe_exchange(const std::string& comm, const AllreduceModel& grouping) const;
-  // Whether each GPU has a training process (and Python thread) of its own for `comm`: an
-  // allreduce is launched one process per GPU (Horovod, mpirun), whatever the framework.
-  bool process_per_gpu(const std::string& comm) const;
+  // Whether it lists the exchange method `name`.
+  bool has_exchange_method(const std::string& name) const;
 };
 
 // The shipped frameworks: workloads/frameworks/*.yaml, or $GPUSCALE_FRAMEWORKS_DIR if set.

@@ -26,6 +26,9 @@ double activation_bytes_per_sample(const Workload& w, const WorkloadCosts& costs
 std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts& costs,
                                          const FrameworkConfig& f, const MemoryOptions& o) {
   if (o.gpus < 1 || o.batch < 1) throw std::invalid_argument("estimate_memory: gpus and batch >= 1");
+  if (!o.exchange.bytes.empty() && o.exchange.bytes.size() != static_cast<size_t>(o.gpus)) {
+    throw std::invalid_argument("estimate_memory: exchange buffers for another GPU count");
+  }
   const double element = bytes_per_element(w.precision);
   const double param_bytes = static_cast<double>(costs.params) * element;
   const double optimizer_bytes = param_bytes * f.optimizer_state_per_param;
@@ -37,40 +40,10 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
   common.activations =
       (activation_bytes_per_sample(w, costs, f) + o.halo_elements_per_sample * element) * o.batch;
   common.workspace = o.workspace_bytes ? o.workspace_bytes(o.batch) : 0;
-  // On one GPU MXNet uses no kvstore (python/mxnet/model.py _create_kvstore) and updates locally.
-  const bool kvstore = o.gpus > 1 && o.exchange != ExchangeLayout::Allreduce;
-  const bool store_updates = kvstore && f.update_on_kvstore;
-  common.optimizer = store_updates ? 0 : optimizer_bytes;
+  common.optimizer = o.exchange.optimizer_in_store ? 0 : optimizer_bytes;
   std::vector<MemoryParts> gpus(static_cast<size_t>(o.gpus), common);
-  if (o.gpus == 1) return gpus;
-
-  // What the store keeps per key besides the merge buffers: the weights it updates and their
-  // optimizer state, when it runs the optimizer.
-  const double stored_per_key = store_updates ? 1.0 + f.optimizer_state_per_param : 0.0;
-  switch (o.exchange) {
-    case ExchangeLayout::KvstoreDevice: {
-      std::vector<double> key_bytes;
-      for (const ParamTensor& t : costs.tensors) key_bytes.push_back(static_cast<double>(t.elements) * element);
-      const std::vector<int> reducer = assign_reducers(key_bytes, o.gpus, o.reducers);
-      // The merged array and n-1 copies of the other GPUs' gradients (comm.h CommDevice::Reduce).
-      const double per_key = o.gpus + stored_per_key;
-      for (size_t k = 0; k < key_bytes.size(); ++k) {
-        gpus[static_cast<size_t>(reducer[k])].exchange += key_bytes[k] * per_key;
-      }
-      break;
-    }
-    case ExchangeLayout::KvstoreNccl:
-      // ncclReduce into one merged array per key on GPU0 (src/kvstore/kvstore_nccl.h) [?].
-      gpus[0].exchange += param_bytes * (1.0 + stored_per_key);
-      break;
-    case ExchangeLayout::Allreduce:
-      // DDP keeps every gradient a second time, in its buckets' flat buffers (torch/csrc/
-      // distributed/c10d/reducer.cpp:503-504 at v1.5.0); Horovod one fusion buffer per GPU,
-      // allocated at full size (horovod/common/fusion_buffer_manager.cc:21-45 at v0.19.1).
-      for (MemoryParts& g : gpus) {
-        g.exchange += f.allreduce.grouping == AllreduceGrouping::Buckets ? param_bytes : o.fusion_buffer_bytes;
-      }
-      break;
+  for (size_t g = 0; g < o.exchange.bytes.size(); ++g) {
+    gpus[g].exchange += o.exchange.bytes[g];
   }
   return gpus;
 }

@@ -1,10 +1,9 @@
 // Memory per GPU of data-parallel training (docs/memory-model.md):
 //   context + weights + gradients + optimizer state + activations kept for backward (x batch)
 //   + cuDNN workspace + the buffers of the gradient exchange.
-// The exchange's buffers make GPUs differ: with MXNet's kvstore=device each reducing GPU holds a
-// copy of every other GPU's gradient for its keys (src/kvstore/comm.h, CommDevice::Reduce
-// allocates `copy_buf` of n-1 arrays beside the merged one, noting "this results in large device
-// memory usage for huge ndarray"); the study saw GPU0 use up to 41% more.
+// The exchange's buffers make GPUs differ (ExchangeBuffers, as the exchange method says): with
+// MXNet's kvstore=device each reducing GPU holds a copy of every other GPU's gradient for its
+// keys; the study saw GPU0 use up to 41% more.
 #pragma once
 
 #include <functional>
@@ -13,17 +12,22 @@
 
 #include "workloads/src/framework.hpp"
 #include "workloads/src/layer_costs.hpp"
-#include "workloads/src/reducer_assignment.hpp"
 #include "workloads/src/workload.hpp"
 
 namespace gpuscale::wl {
 
+// What the gradient exchange keeps on each GPU (sim/exchange: each method says its own).
+struct ExchangeBuffers {
+  // The store that exchanges the gradients also runs the optimizer (MXNet's kvstore with
+  // update_on_kvstore): the GPUs' replicas keep no optimizer state, the store's buffers hold it.
+  bool optimizer_in_store = false;
+  std::vector<double> bytes;  // per GPU, GPU0 first; empty: none
+};
+
 struct MemoryOptions {
   int batch = 1;  // per GPU
   int gpus = 1;
-  ExchangeLayout exchange = ExchangeLayout::KvstoreDevice;  // FrameworkConfig::exchange_layout
-  ReducerPolicy reducers = ReducerPolicy::Greedy;
-  double fusion_buffer_bytes = 0;  // Allreduce with tensor fusion: the buffer in use
+  ExchangeBuffers exchange;
   // The cuDNN workspace at a per-GPU batch, as the compute model plans the convolutions'
   // algorithms (sim::workspace_of); none: no workspace.
   std::function<double(int batch)> workspace_bytes{};

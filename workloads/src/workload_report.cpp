@@ -28,15 +28,6 @@ std::string gb(double bytes) { return fmt::format("{:.2f}", bytes / 1e9); }
 
 }  // namespace
 
-const char* to_string(ExchangeLayout layout) {
-  switch (layout) {
-    case ExchangeLayout::KvstoreDevice: return "p2p";
-    case ExchangeLayout::KvstoreNccl: return "nccl_reduce_bcast";
-    case ExchangeLayout::Allreduce: return "allreduce";
-  }
-  return "?";
-}
-
 nlohmann::ordered_json workload_json(const WorkloadView& v) {
   const Workload& w = v.workload;
   const WorkloadCosts& c = v.costs;
@@ -77,7 +68,7 @@ nlohmann::ordered_json workload_json(const WorkloadView& v) {
   ordered_json memory;
   memory["framework"] = v.framework.name;
   memory["gpus"] = v.memory_options.gpus;
-  memory["exchange"] = to_string(v.memory_options.exchange);
+  memory["exchange"] = v.exchange;
   memory["capacity"] = v.gpu_memory_bytes;
   memory["largest_batch"] = largest_batch(w, c, v.framework, v.memory_options, v.gpu_memory_bytes);
   memory["gpu0"] = parts_json(gpus[0]);
@@ -119,7 +110,7 @@ std::string workload_table(const WorkloadView& v) {
 
   const auto gpus = estimate_memory(w, c, v.framework, o);
   out += fmt::format("\nmemory per GPU (GB), batch {} per GPU on {} GPU{}, {} exchange, {}:\n",
-                     o.batch, o.gpus, o.gpus > 1 ? "s" : "", to_string(o.exchange), v.framework.name);
+                     o.batch, o.gpus, o.gpus > 1 ? "s" : "", v.exchange, v.framework.name);
   out += fmt::format("{:<10} {:>8} {:>8} {:>9} {:>9} {:>11} {:>9} {:>8} {:>8}\n", "", "context",
                      "weights", "gradients", "optimizer", "activations", "workspace", "exchange",
                      "total");

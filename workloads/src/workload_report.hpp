@@ -18,6 +18,8 @@ struct WorkloadView {
   const Dataset& dataset;
   const FrameworkConfig& framework;
   const MemoryOptions& memory_options;
+  // The exchange whose buffers memory_options holds, as outputs name it ("p2p", "allreduce").
+  const std::string& exchange;
   double gpu_memory_bytes = 0;  // capacity for the largest batch
 };
 
@@ -31,7 +33,5 @@ struct WorkloadView {
 // FLOPs are per sample; bytes are at the given batch.
 nlohmann::ordered_json workload_json(const WorkloadView& view);
 std::string workload_table(const WorkloadView& view);
-
-const char* to_string(ExchangeLayout layout);
 
 }  // namespace gpuscale::wl

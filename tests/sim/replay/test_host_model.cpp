@@ -14,6 +14,7 @@
 
 #include "sim/engine/isolated.hpp"
 #include "sim/engine/simgrid_platform.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/experiment.hpp"
 #include "sim/replay/host_threads.hpp"
 #include "sim/replay/replay.hpp"
@@ -202,11 +203,15 @@ TEST(FrameworkFile, UnknownKeysAndBadValuesAreErrors) {
 
 TEST(FrameworkFile, MxnetRunsItsKvstoresInOneProcessAndAllreducesPerGpu) {
   const wl::FrameworkConfig f = wl::load_framework("mxnet");
-  EXPECT_EQ(f.exchange_layout("p2p"), wl::ExchangeLayout::KvstoreDevice);
-  EXPECT_EQ(f.exchange_layout("nccl_reduce_bcast"), wl::ExchangeLayout::KvstoreNccl);
-  EXPECT_EQ(f.exchange_layout("nccl"), wl::ExchangeLayout::Allreduce);
-  EXPECT_FALSE(f.process_per_gpu("p2p"));
-  EXPECT_TRUE(f.process_per_gpu("nccl"));
+  auto method = [&](const char* name) {
+    return make_exchange(resolve_exchange(name, f), f, f.allreduce);
+  };
+  EXPECT_EQ(resolve_exchange("p2p", f).exchange, "kvstore_device");
+  EXPECT_EQ(resolve_exchange("nccl_reduce_bcast", f).exchange, "kvstore_nccl");
+  EXPECT_EQ(resolve_exchange("nccl", f).exchange, "allreduce");
+  EXPECT_FALSE(method("p2p")->process_per_gpu());
+  EXPECT_FALSE(method("nccl_reduce_bcast")->process_per_gpu());
+  EXPECT_TRUE(method("nccl")->process_per_gpu());
   for (const wl::HostCost* c : f.host.all()) {
     if (c->fitted) {
       EXPECT_GE(c->value.value, c->low.value) << c->name;

@@ -1,0 +1,151 @@
+// Horovod's tensor fusion (<= 0.20; horovod/horovod tag v0.19.1): a background thread wakes every
+// `cycle` (HOROVOD_CYCLE_TIME, 5 ms), packs the gradients that became ready since, in ready order,
+// into buffers of at most `buffer` bytes (HOROVOD_FUSION_THRESHOLD, 64 MiB; a larger tensor alone)
+// and allreduces them one after another. With a cycle of 0 it loops without sleeping, so the
+// gradients that became ready while one fused allreduce ran go out together as soon as it ends,
+// and a gradient ready while nothing runs goes at once. A buffer of more than one tensor is copied
+// in and out tensor by tensor (horovod/common/ops/collective_operations.cc:37-67), a lone tensor
+// is reduced in place (ops/nccl_operations.cc:109-158).
+#include <fmt/format.h>
+
+#include "sim/exchange/allreduce_method.hpp"
+#include "sim/exchange/methods.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+class HorovodFusionBuild : public AllreduceBuild {
+ public:
+  HorovodFusionBuild(ReplayGraph& graph, const ExchangeSettings& settings,
+                     bool after_every_exchange)
+      : AllreduceBuild(graph, settings.algorithm, after_every_exchange),
+        model_(settings.allreduce) {}
+
+  // The background thread's ticks, once every iteration's gradients are in the graph.
+  void end_run() override {
+    if (!latches_.empty() && on_a_cycle()) schedule_tick();
+  }
+
+ protected:
+  // A latch released when the fused buffer holding tensor `key` has been allreduced; the tensor
+  // joins the fusion queue once its gradient is `ready`.
+  NodeId reduce(int key, NodeId ready) override {
+    const NodeId latch = g_.dag().add_latch();
+    latches_.push_back(latch);
+    tensor_.push_back(key);
+    const int index = static_cast<int>(latches_.size()) - 1;
+    g_.dag().on_done(ready, [this, index](double) {
+      queue_.push_back(index);
+      if (!on_a_cycle() && !busy_) launch_fused();
+    });
+    return latch;
+  }
+
+ private:
+  bool on_a_cycle() const { return model_.cycle.value > 0; }
+
+  void schedule_tick() {
+    const NodeId tick = g_.dag().add({DagExecutor::Kind::Delay, nullptr, model_.cycle.value, {}, 0, 0}, {});
+    g_.dag().on_done(tick, [this](double) { on_tick(); });
+  }
+
+  void on_tick() {
+    launch_fused();
+    if (launched_ < static_cast<int>(latches_.size())) schedule_tick();
+  }
+
+  // The queued gradients, in ready order, packed into buffers and allreduced one after another.
+  void launch_fused() {
+    std::vector<int> ready;
+    ready.swap(queue_);
+    auto bytes_of = [this](int index) {
+      return g_.tensor_bytes()[static_cast<size_t>(tensor_[static_cast<size_t>(index)])];
+    };
+    size_t i = 0;
+    while (i < ready.size()) {
+      double bytes = 0;
+      std::vector<int> buffer;
+      while (i < ready.size() &&
+             model_.joins_fusion_buffer(static_cast<int>(buffer.size()), bytes, bytes_of(ready[i]))) {
+        bytes += bytes_of(ready[i]);
+        buffer.push_back(ready[i++]);
+      }
+      const NodeId start = g_.join(last_on_stream_ >= 0 ? std::vector<NodeId>{last_on_stream_}
+                                                        : std::vector<NodeId>{});
+      last_on_stream_ = buffer.size() > 1 ? flat_buffer_allreduce(bytes, start) : allreduce(bytes, start);
+      for (int index : buffer) {
+        const NodeId latch = latches_[static_cast<size_t>(index)];
+        g_.dag().on_done(last_on_stream_, [this, latch](double) { g_.dag().release(latch); });
+      }
+      launched_ += static_cast<int>(buffer.size());
+    }
+    if (ready.empty() || on_a_cycle()) return;
+    busy_ = true;
+    g_.dag().on_done(last_on_stream_, [this](double) {
+      busy_ = false;
+      if (!queue_.empty()) launch_fused();
+    });
+  }
+
+  wl::AllreduceModel model_;
+  std::vector<NodeId> latches_;  // [index]: released once its tensor's buffer is allreduced
+  std::vector<int> tensor_;      // [index]: the tensor
+  std::vector<int> queue_;       // indices ready, not yet launched
+  bool busy_ = false;            // a fused allreduce runs (cycle 0 only)
+  int launched_ = 0;
+};
+
+class HorovodFusion : public AllreduceMethod {
+ public:
+  using AllreduceMethod::AllreduceMethod;
+
+  std::string describe() const override {
+    const wl::AllreduceModel& model = settings().allreduce;
+    const std::string buffer = fmt::format("{:.4g} MiB", model.buffer.value / (1 << 20));
+    if (model.cycle.value > 0) {
+      return fmt::format("horovod fusion {} every {:g} ms", buffer, model.cycle.value * 1e3);
+    }
+    return fmt::format("horovod fusion {} with no cycle", buffer);
+  }
+
+  std::unique_ptr<GradientExchangeBuild> build(ReplayGraph& graph) const override {
+    return std::make_unique<HorovodFusionBuild>(graph, settings(), updates_after_every_exchange());
+  }
+
+ protected:
+  // One fusion buffer per GPU, allocated at full size (horovod/common/fusion_buffer_manager.cc:
+  // 21-45 at v0.19.1).
+  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& /*costs*/, double /*element_bytes*/,
+                              int gpus) const override {
+    return {false, std::vector<double>(static_cast<size_t>(gpus), settings().allreduce.buffer.value)};
+  }
+  // Packed as if every gradient reached the fusion queue in one cycle (the replay packs what
+  // each cycle finds ready, which depends on time: these are the fewest, largest buffers).
+  std::vector<std::vector<int>> static_groups(const std::vector<double>& bytes) const override {
+    const wl::AllreduceModel& model = settings().allreduce;
+    std::vector<std::vector<int>> groups;
+    double held = 0;
+    for (size_t t = 0; t < bytes.size(); ++t) {
+      if (groups.empty() ||
+          !model.joins_fusion_buffer(static_cast<int>(groups.back().size()), held, bytes[t])) {
+        groups.emplace_back();
+        held = 0;
+      }
+      groups.back().push_back(static_cast<int>(t));
+      held += bytes[t];
+    }
+    return groups;
+  }
+  bool flat_buffer(size_t tensors) const override { return tensors > 1; }
+  std::string group_name(size_t k, size_t tensors, const std::string& tensor) const override {
+    return tensors == 1 ? tensor : fmt::format("buffer {} ({} tensors)", k, tensors);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ExchangeMethod> make_horovod_fusion(ExchangeSettings settings) {
+  return std::make_unique<HorovodFusion>(std::move(settings));
+}
+
+}  // namespace gpuscale::sim

@@ -1,0 +1,137 @@
+// MXNet's kvstore=device (CommDevice, src/kvstore/comm.h at 1.1.0; fs §2): per key, one
+// CopyFromTo per GPU into the reducer's merge buffer (each an engine operation on the source
+// GPU's copy worker, with a sync), the reducer's own gradient too (CommDevice::Reduce copies all
+// n sources, comm.h:521-547; one GPU: none), one ElementwiseSum on the reducer, the optimizer
+// once there (update_on_kvstore), then one copy per GPU from the reducer's copy worker. The
+// reducer of each key is MXNet's greedy size-balanced choice (workloads/src/reducer_assignment.hpp).
+// Its copies between GPUs without peer access go as the framework says
+// (FrameworkConfig::copies_without_peer_access: through host memory in MXNet).
+#include <fmt/format.h>
+
+#include <set>
+
+#include "sim/collectives/registry.hpp"
+#include "sim/exchange/exchange_trace.hpp"
+#include "sim/exchange/methods.hpp"
+#include "sim/replay/replay_graph.hpp"
+
+namespace gpuscale::sim {
+namespace {
+
+using NodeId = DagExecutor::NodeId;
+
+class KvstoreDeviceBuild : public GradientExchangeBuild {
+ public:
+  KvstoreDeviceBuild(ReplayGraph& graph, std::vector<int> reducer)
+      : g_(graph), reducer_(std::move(reducer)) {}
+
+  void gradient_ready(int key, const std::vector<NodeId>& ready, ExchangeIteration& it) override {
+    const auto t = static_cast<size_t>(key);
+    const double bytes = g_.tensor_bytes()[t];
+    const int ranks = g_.ranks();
+    const auto on = [&](int rank) { return ready[static_cast<size_t>(g_.compute_rank(rank))]; };
+    std::vector<NodeId>& weights = it.weights[t];
+    auto deliver = [&](int rank, NodeId node) {
+      if (rank < g_.compute_ranks()) weights[static_cast<size_t>(rank)] = node;
+    };
+    const int root = reducer_[t];
+    std::vector<NodeId> gathered{ranks > 1 ? g_.local_copy_op(root, t, {on(root)}) : on(root)};
+    for (int src = 0; src < ranks; ++src) {
+      if (src == root) continue;
+      gathered.push_back(g_.engine_op(g_.copy_pool(src), g_.engine_factor(src), {on(src)}, 1, 1,
+                                      [&](NodeId start) { return g_.copy(src, root, bytes, start); }));
+    }
+    NodeId merged = gathered.front();
+    if (ranks > 1) {
+      HostThreadPool& pool = g_.compute_pool(g_.compute_rank(root));
+      merged = g_.engine_op(pool, g_.engine_factor(root), gathered, 1, 1, [&](NodeId start) {
+        return g_.compute_node(root, g_.reduction_s((ranks + 1) * bytes), {start}, [&] {
+          return g_.tensor_kernel("sum", KernelCategory::reduction, t, bytes);
+        });
+      });
+    }
+    const NodeId updated = g_.update_op(root, t, {merged});
+    deliver(root, g_.local_copy_op(root, t, {updated}));
+    for (int dst = 0; dst < ranks; ++dst) {
+      if (dst == root) continue;
+      deliver(dst, g_.engine_op(g_.copy_pool(root), g_.engine_factor(root), {updated}, 1, 1,
+                                [&](NodeId start) { return g_.copy(root, dst, bytes, start); }));
+    }
+    it.updated(t);
+  }
+
+ private:
+  ReplayGraph& g_;
+  std::vector<int> reducer_;  // [key]: its reducer's rank
+};
+
+class KvstoreDevice : public ExchangeMethod {
+ public:
+  using ExchangeMethod::ExchangeMethod;
+
+  std::string describe() const override { return "kvstore=device per key"; }
+  bool process_per_gpu() const override { return framework().execution.process_per_gpu; }
+  std::optional<topo::RoutingMode> copy_routing() const override {
+    return framework().copies_without_peer_access;
+  }
+
+  // Its copies go between each key's reducer and every other GPU: a p2p schedule rooted at each
+  // reducer holds those pairs; its reductions run on the reducers' GPUs.
+  std::vector<coll::Schedule> routed_schedules(ReplayGraph& graph) const override {
+    const std::vector<int> reducer = reducers(graph);
+    std::vector<coll::Schedule> schedules;
+    for (const std::string& algorithm : coll::algorithms_run_by("p2p")) {
+      for (int root : std::set<int>(reducer.begin(), reducer.end())) {
+        schedules.push_back(coll::build_schedule(algorithm, graph.request_for(1e6, root)));
+      }
+    }
+    return schedules;
+  }
+
+  std::unique_ptr<GradientExchangeBuild> build(ReplayGraph& graph) const override {
+    return std::make_unique<KvstoreDeviceBuild>(graph, reducers(graph));
+  }
+
+ protected:
+  // Each reducer holds the merged array and n-1 copies of the other GPUs' gradients for its keys
+  // (comm.h CommDevice::Reduce allocates `copy_buf`, noting "this results in large device memory
+  // usage for huge ndarray"), and where it runs the optimizer, the weights and their state.
+  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, double element_bytes,
+                              int gpus) const override {
+    wl::ExchangeBuffers out{framework().update_on_kvstore,
+                            std::vector<double>(static_cast<size_t>(gpus), 0.0)};
+    std::vector<double> key_bytes;
+    for (const wl::ParamTensor& t : costs.tensors) key_bytes.push_back(static_cast<double>(t.elements) * element_bytes);
+    const std::vector<int> reducer = wl::assign_reducers(key_bytes, gpus, settings().reducers);
+    const double stored_per_key =
+        out.optimizer_in_store ? 1.0 + framework().optimizer_state_per_param : 0.0;
+    const double per_key = gpus + stored_per_key;
+    for (size_t k = 0; k < key_bytes.size(); ++k) {
+      out.bytes[static_cast<size_t>(reducer[k])] += key_bytes[k] * per_key;
+    }
+    return out;
+  }
+
+  // An ALL_REDUCE per key, the Chakra node nearest to a gather-sum-scatter through the reducer.
+  void export_exchange(ExchangeTrace& trace) const override {
+    std::vector<std::vector<int>> exchanged;
+    for (const ExchangeTrace::Gradient& g : trace.gradients()) {
+      exchanged.push_back({trace.collective(fmt::format("allreduce {}", trace.name_of(g)),
+                                            wl::Collective::AllReduce, trace.bytes_of(g), g.ready)});
+    }
+    trace.updates(exchanged, false);
+  }
+
+ private:
+  std::vector<int> reducers(const ReplayGraph& graph) const {
+    return wl::assign_reducers(graph.tensor_bytes(), graph.ranks(), settings().reducers);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ExchangeMethod> make_kvstore_device(ExchangeSettings settings) {
+  return std::make_unique<KvstoreDevice>(std::move(settings));
+}
+
+}  // namespace gpuscale::sim

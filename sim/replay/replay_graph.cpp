@@ -1,0 +1,145 @@
+#include "sim/replay/replay_graph.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "sim/collectives/registry.hpp"
+
+namespace gpuscale::sim {
+
+ReplayGraph::ReplayGraph(const ReplaySetup& s, bool process_per_gpu)
+    : s_(s), ranks_(static_cast<int>(s.gpus.size())),
+      compute_ranks_(simulated_compute_ranks(ranks_)),
+      process_per_gpu_(process_per_gpu), sync_after_op_(s.framework->execution.sync_after_op),
+      protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol),
+      draws_(s.topology->variability(), s.samples > 0, s.seed, ranks_, compute_ranks_,
+             process_per_gpu ? ranks_ : 1, process_per_gpu ? compute_ranks_ : 1),
+      python_(static_cast<size_t>(processes())),
+      updates_issued_(static_cast<size_t>(compute_ranks_)) {
+  const wl::HostCosts& host = s.framework->host;
+  if (s.mechanisms.engine) {
+    engine_op_s_ = host.engine_op.value.value;
+    launch_s_ = host.kernel_launch.value.value;
+    sync_s_ = host.stream_sync.value.value;
+  }
+  if (s.mechanisms.host) {
+    python_per_gpu_s_ = host.python_per_gpu.value.value;
+    python_per_key_s_ = host.python_per_key.value.value;
+    metric_sync_s_ = host.metric_sync.value.value;
+  }
+  if (s.record_timeline) dag_.record_legs();
+  const wl::ExecutionModel& execution = s.framework->execution;
+  for (int r = 0; r < compute_ranks_; ++r) {
+    compute_pools_.push_back(make_pool(execution.gpu_compute_workers));
+  }
+  for (int r = 0; r < ranks_; ++r) copy_pools_.push_back(make_pool(execution.gpu_copy_workers));
+  const double element = wl::bytes_per_element(s.workload->precision);
+  for (const wl::ParamTensor& t : s.costs->tensors) {
+    tensor_bytes_.push_back(t.elements * element);
+    update_s_.push_back(s.compute->update_time(t.elements).value);
+  }
+}
+
+void ReplayGraph::build_platform(const std::vector<coll::Schedule>& routed,
+                                 const std::vector<int>& hosts) {
+  std::vector<topo::Leg> legs;
+  std::vector<int> platform_hosts = hosts;
+  for (const coll::Schedule& schedule : routed) {
+    for (topo::Leg& leg : schedule_legs(schedule, *s_.router, s_.gpus)) legs.push_back(std::move(leg));
+    for (int gpu : schedule_hosts(schedule, s_.gpus)) platform_hosts.push_back(gpu);
+  }
+  platform_ = SimgridPlatform::build(*s_.topology, legs, platform_hosts);
+  compiler_.emplace(*s_.topology, *s_.router, platform_, s_.gpus,
+                    [this](double bytes) { return reduction_s(bytes); });
+  if (s_.record_timeline) compiler_->record_ops();
+}
+
+KernelRecord ReplayGraph::tensor_kernel(const char* verb, KernelCategory category, size_t t,
+                                        double bytes) const {
+  const std::string& tensor = s_.costs->tensors[t].name;
+  return kernel_record(fmt::format("{} {}", verb, tensor), category, tensor, bytes);
+}
+
+ReplayGraph::NodeId ReplayGraph::host_work(double seconds, const std::vector<NodeId>& deps) {
+  if (seconds <= 0) return join(deps);
+  return dag_.add({DagExecutor::Kind::Delay, nullptr, seconds, {}, 0, 0}, deps);
+}
+
+ReplayGraph::NodeId ReplayGraph::step(Thread& thread, double seconds, std::vector<NodeId> deps) {
+  if (thread.tail >= 0) deps.push_back(thread.tail);
+  return thread.tail = host_work(seconds, deps);
+}
+
+ReplayGraph::NodeId ReplayGraph::python_step(int p, double seconds, std::vector<NodeId> deps) {
+  return step(python(p), seconds * draws_.process(p), std::move(deps));
+}
+
+ReplayGraph::NodeId ReplayGraph::update_op(int rank, size_t t, const std::vector<NodeId>& ready,
+                                           NodeId stream_waits_for) {
+  NodeId issued = -1;
+  HostThreadPool& pool = compute_pool(compute_rank(rank));
+  const NodeId done = engine_op(pool, engine_factor(rank), ready, 1, 1, [&](NodeId start) {
+    std::vector<NodeId> deps{start};
+    if (stream_waits_for >= 0) deps.push_back(stream_waits_for);
+    return compute_node(rank, update_s_[t], deps, [&] {
+      return tensor_kernel("update", KernelCategory::update, t, tensor_bytes_[t]);
+    });
+  }, &issued);
+  if (rank < compute_ranks_) updates_issued_[static_cast<size_t>(rank)].push_back(issued);
+  return done;
+}
+
+ReplayGraph::NodeId ReplayGraph::local_copy_op(int rank, size_t t,
+                                               const std::vector<NodeId>& ready) {
+  return engine_op(copy_pool(rank), engine_factor(rank), ready, 1, 1, [&](NodeId start) {
+    return compute_node(rank, reduction_s(2 * tensor_bytes_[t]), {start}, [&] {
+      return tensor_kernel("copy", KernelCategory::copy, t, tensor_bytes_[t]);
+    });
+  });
+}
+
+std::vector<ReplayGraph::NodeId> ReplayGraph::take_updates_issued(int rank) {
+  return std::exchange(updates_issued_[static_cast<size_t>(rank)], {});
+}
+
+coll::CollectiveRequest ReplayGraph::request_for(double bytes, int root, coll::Collective kind) {
+  coll::CollectiveRequest request;
+  request.kind = kind;
+  request.bytes = bytes;
+  request.ranks = ranks_;
+  request.root = root;
+  request.rings = s_.rings;
+  request.node_of_rank = s_.node_of_rank;
+  protocol_.fill(request);
+  return request;
+}
+
+coll::Schedule ReplayGraph::schedule_for(const std::string& algorithm, double bytes, int root,
+                                         coll::Collective kind) {
+  return coll::build_schedule(algorithm, request_for(bytes, root, kind));
+}
+
+ReplayGraph::NodeId ReplayGraph::append_schedule(const coll::Schedule& schedule, NodeId start) {
+  if (evaluated_from_link_loads(schedule, ranks_)) {
+    return compiler_->append_lock_step(dag_, schedule, start, 0);
+  }
+  return compiler_->append(dag_, schedule, start);
+}
+
+coll::Schedule ReplayGraph::copy_schedule(int src, int dst, double bytes) const {
+  coll::Schedule s;
+  s.algorithm = "copy";
+  s.ranks = ranks_;
+  s.payload_bytes = bytes;
+  s.ops.push_back({coll::Op::Kind::Transfer, src, dst, bytes, 0, 1, {}});
+  return s;
+}
+
+ReplayGraph::NodeId ReplayGraph::copy(int src, int dst, double bytes, NodeId start) {
+  return append_schedule(copy_schedule(src, dst, bytes), start);
+}
+
+double ReplayGraph::reduction_s(double bytes) const { return s_.compute->reduction_time(bytes).value; }
+
+}  // namespace gpuscale::sim
