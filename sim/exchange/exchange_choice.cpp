@@ -11,8 +11,10 @@
 namespace gpuscale::sim {
 namespace {
 
+// The method a plain algorithm name stands for (--comm nccl_tree: --exchange allreduce --algo
+// nccl_tree), and the separator of METHOD:ALGORITHM.
 constexpr std::string_view kAllreduce = "allreduce";
-constexpr std::string_view kAllreduceBy = "allreduce:";
+constexpr char kBy = ':';
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -25,13 +27,26 @@ std::vector<std::string> known_names() {
   return names;
 }
 
-// A collective algorithm an allreduce may run, checked.
+// A collective algorithm an allreduce may run, checked ("nccl" is nccl_ring, as on --comm).
 std::string allreduce_algorithm(const std::string& algorithm, const Origin& named_at) {
+  if (algorithm == "nccl") return "nccl_ring";
   const std::vector<std::string> names = coll::algorithms_implementing(coll::Collective::AllReduce);
   if (!contains(names, algorithm)) {
     throw ConfigError(named_at, unknown_name_message("allreduce algorithm", algorithm, names));
   }
   return algorithm;
+}
+
+// The method of METHOD:ALGORITHM, which must run the run's algorithm.
+const ExchangeMethodEntry& method_taking_algorithm(const std::string& method,
+                                                   const Origin& named_at) {
+  const ExchangeMethodEntry& m = find_exchange_method(method, named_at);
+  if (!m.own_algorithm.empty()) {
+    throw ConfigError(named_at, fmt::format("exchange method '{}' runs its own transfers ({}): "
+                                            "name it alone, without an algorithm",
+                                            method, m.own_algorithm));
+  }
+  return m;
 }
 
 // The method that the alias `comm` stands for where the framework has it, if any.
@@ -45,33 +60,35 @@ const ExchangeMethodEntry* method_of_alias(const std::string& comm) {
 // The exchange method and algorithm `name` asks for in `framework`.
 ExchangeChoice parse(const std::string& name, const wl::FrameworkConfig& framework,
                      const Origin& named_at) {
-  if (name.starts_with(kAllreduceBy)) {
-    return {std::string(kAllreduce),
-            allreduce_algorithm(name.substr(kAllreduceBy.size()), named_at), {}};
+  if (const size_t by = name.find(kBy); by != std::string::npos) {
+    const ExchangeMethodEntry& m = method_taking_algorithm(name.substr(0, by), named_at);
+    return {m.name, allreduce_algorithm(name.substr(by + 1), named_at), {}};
   }
   if (contains(exchange_method_names(), name)) {
     const ExchangeMethodEntry& m = find_exchange_method(name);
-    return {name, m.comm_alias.empty() ? "nccl_ring" : m.comm_alias, {}};
+    return {name, m.own_algorithm.empty() ? "nccl_ring" : m.own_algorithm, {}};
   }
   if (!contains(comm_alias_names(), name)) {
     throw ConfigError(named_at, unknown_name_message("comm method", name, known_names()));
   }
   if (const ExchangeMethodEntry* m = method_of_alias(name); m && framework.has_exchange_method(m->name)) {
-    return {m->name, name, {}};
+    return {m->name, m->own_algorithm, {}};
   }
   return {std::string(kAllreduce), algorithm_of_alias(name, named_at), {}};
 }
 
-// How outputs name `choice` in `framework`: the alias that resolves to it, else allreduce:A.
+// How outputs name `choice` in `framework`: the alias that resolves to it, else its method (a
+// method that makes its own transfers) or METHOD:ALGORITHM.
 std::string canonical_name(const ExchangeChoice& choice, const wl::FrameworkConfig& framework) {
   const ExchangeMethodEntry& m = find_exchange_method(choice.exchange);
   if (!m.comm_alias.empty()) return m.comm_alias;
+  if (!m.own_algorithm.empty()) return m.name;
   const std::string alias = choice.algorithm == "nccl_ring" ? "nccl" : choice.algorithm;
   const ExchangeMethodEntry* claimed = method_of_alias(alias);
-  if (claimed != nullptr && framework.has_exchange_method(claimed->name)) {
-    return std::string(kAllreduceBy) + choice.algorithm;
+  if (m.name == kAllreduce && !(claimed != nullptr && framework.has_exchange_method(claimed->name))) {
+    return alias;
   }
-  return alias;
+  return m.name + kBy + choice.algorithm;
 }
 
 }  // namespace
@@ -93,8 +110,9 @@ std::string algorithm_of_alias(const std::string& comm, const Origin& named_at) 
 }
 
 void check_exchange_name(const std::string& name, const Origin& named_at) {
-  if (name.starts_with(kAllreduceBy)) {
-    allreduce_algorithm(name.substr(kAllreduceBy.size()), named_at);
+  if (const size_t by = name.find(kBy); by != std::string::npos) {
+    method_taking_algorithm(name.substr(0, by), named_at);
+    allreduce_algorithm(name.substr(by + 1), named_at);
   } else if (!contains(known_names(), name)) {
     throw ConfigError(named_at, unknown_name_message("comm method", name, known_names()));
   }
@@ -107,20 +125,20 @@ std::vector<std::string> exchange_names(const std::vector<std::string>& exchange
       exchanges.empty() ? std::vector<std::string>{std::string(kAllreduce)} : exchanges;
   bool takes_algorithm = false;
   for (const std::string& e : methods) {
-    takes_algorithm = takes_algorithm || find_exchange_method(e, named_at).comm_alias.empty();
+    takes_algorithm = takes_algorithm || find_exchange_method(e, named_at).own_algorithm.empty();
   }
   if (!algorithms.empty() && !takes_algorithm) {
-    throw ConfigError(named_at, "an algorithm is chosen for --exchange allreduce only: kvstore "
-                                "methods run their own; drop --algo or add allreduce");
+    throw ConfigError(named_at, "an algorithm is chosen for a method that runs one (allreduce): "
+                                "the others run their own; drop --algo or add allreduce");
   }
   std::vector<std::string> names;
   for (const std::string& e : methods) {
-    if (!find_exchange_method(e, named_at).comm_alias.empty()) {
+    if (!find_exchange_method(e, named_at).own_algorithm.empty()) {
       names.push_back(e);
       continue;
     }
     for (const std::string& a : algorithms.empty() ? std::vector<std::string>{"nccl_ring"} : algorithms) {
-      names.push_back(std::string(kAllreduceBy) + allreduce_algorithm(a, named_at));
+      names.push_back(e + kBy + allreduce_algorithm(a, named_at));
     }
   }
   return names;

@@ -21,14 +21,14 @@ std::unique_ptr<ExchangeMethod> make_allreduce(ExchangeSettings settings) {
 
 const std::vector<ExchangeMethodEntry>& exchange_methods() {
   static const std::vector<ExchangeMethodEntry> table = {
-      {"kvstore_device", "p2p",
+      {"kvstore_device",
        "MXNet kvstore=device: each key copied to its reducer GPU, summed, updated there, copied "
        "back",
-       make_kvstore_device},
-      {"kvstore_nccl", "nccl_reduce_bcast",
+       make_kvstore_device, "p2p", "p2p"},
+      {"kvstore_nccl",
        "MXNet kvstore=nccl: each key reduced to GPU0 (ncclReduce), updated there, broadcast",
-       make_kvstore_nccl},
-      {"allreduce", "",
+       make_kvstore_nccl, "nccl_reduce_bcast", "nccl_reduce_bcast"},
+      {"allreduce",
        "one process per GPU, gradients allreduced by --algo in groups as the framework forms "
        "them (Horovod fusion, DDP buckets, or one per tensor), every replica updated",
        make_allreduce},

@@ -13,13 +13,15 @@
 namespace gpuscale::sim {
 
 struct ExchangeMethodEntry {
-  std::string name;  // "kvstore_device"
-  // A method that makes its own transfers names the --comm alias that stands for it (MXNet's
-  // kvstore=device was the study's "p2p"), which is also the collective algorithm of its
-  // transfers; empty: it runs whichever algorithm the run names (--algo).
-  std::string comm_alias;
+  std::string name;     // "kvstore_device"
   std::string summary;  // one line for listings and --help
   std::unique_ptr<ExchangeMethod> (*make)(ExchangeSettings);
+  // The collective algorithm of its transfers where it makes them itself (kvstore_device's
+  // copies: p2p); empty: it runs the algorithm the run names (--algo).
+  std::string own_algorithm = {};
+  // The --comm alias that stands for it where a framework has it (MXNet's kvstore=device was
+  // the study's "p2p"); empty: none.
+  std::string comm_alias = {};
 };
 
 const std::vector<ExchangeMethodEntry>& exchange_methods();

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "sim/engine/isolated.hpp"
 #include "sim/experiment/compute_setup.hpp"
@@ -156,9 +159,26 @@ wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& 
   return a;
 }
 
+namespace {
+
+// A framework file, parsed once per process and content: an experiment asks its framework for
+// every configuration and row, and `gpuscale fit` may rewrite the file between two asks.
+const wl::FrameworkConfig& framework_file(const std::string& name) {
+  static std::map<std::string, std::pair<std::string, wl::FrameworkConfig>> parsed;
+  const std::string path = wl::shipped_frameworks().resolve(name, "", Origin{});
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto it = parsed.find(name);
+  if (it == parsed.end() || it->second.first != bytes) {
+    it = parsed.insert_or_assign(name, std::pair{std::move(bytes), wl::load_framework(name)}).first;
+  }
+  return it->second.second;
+}
+
+}  // namespace
+
 wl::FrameworkConfig framework_of(const Experiment& e) {
-  wl::FrameworkConfig f =
-      e.framework_config ? *e.framework_config : wl::load_framework(e.framework);
+  wl::FrameworkConfig f = e.framework_config ? *e.framework_config : framework_file(e.framework);
   if (e.decode_threads) f.input.decode_threads = *e.decode_threads;
   return f;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -100,7 +101,10 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
   if (axis == "comm") {
     const std::string c = read_string(node, "comm method");
     sim::check_exchange_name(c, node.origin());
-    return {axis, c, [c](Run& r) { r.config.comm = c; }};
+    return {axis, c, [c, at = node.origin()](Run& r) {
+              r.config.comm = c;
+              r.experiment.comms_written_at = {at};
+            }};
   }
   if (axis == "routing") {
     const std::string m = read_one_of(node, "routing", topo::routing_mode_names());
@@ -266,9 +270,16 @@ Study load_study_file(const std::string& path) {
   require_named(base, per_run, (axes != nullptr ? axes : runs)->origin());
   study.axes = varied_axes(per_run);
   std::set<std::tuple<std::string, int, int>> checked;  // machine label, GPUs, spatial ways
+  std::map<std::string, wl::FrameworkConfig> frameworks;
   for (const auto& settings : per_run) {
     Run run = base_run;
     for (const Setting& s : settings) s.apply(run);
+    settle(run);
+    // The exchange under the name its framework prints it by; a method the framework lacks
+    // fails at the line that names it.
+    const std::string& name = run.experiment.framework;
+    if (!frameworks.contains(name)) frameworks.emplace(name, sim::framework_of(run.experiment));
+    run.config.comm = sim::exchanges_of(run.experiment, frameworks.at(name)).front().name;
     settle(run);
     // Before anything is simulated: a GPU count the machine cannot hold fails at its line.
     if (checked.insert({run.machine.label, run.config.gpus, run.experiment.spatial}).second) {
