@@ -19,6 +19,7 @@
 #include "sim/replay/experiment_file.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/result_writer.hpp"
 #include "sim/trace/iteration_trace.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
@@ -244,48 +245,13 @@ std::string results_csv(const std::vector<sim::ResultRow>& rows) {
   return out;
 }
 
-// The sampled iteration times and the speedups and efficiencies they give, a row per
-// configuration.
-std::string spread_table(const std::vector<sim::ResultRow>& rows) {
-  static constexpr const char* kHeader = "{:<13} {:<18} {:>4} {:>5} {:>9} {:>9} {:>9} {:>9} "
-                                         "{:>8} {:>8} {:>8} {:>9}\n";
-  static constexpr const char* kRow = "{:<13} {:<18} {:>4} {:>5} {:>9.2f} {:>9.2f} {:>9.2f} "
-                                      "{:>9.2f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.1f}\n";
-  std::string out = fmt::format(kHeader, "workload", "comm", "gpus", "batch", "mean ms", "p10 ms",
-                                "p50 ms", "p90 ms", "spd p10", "spd p50", "spd p90", "eff p50 %");
-  std::string previous;
-  for (const sim::ResultRow& r : rows) {
-    const std::string group = r.topology + r.workload + r.comm;
-    if (!previous.empty() && group != previous) out += "\n";
-    previous = group;
-    const sim::IterationSpread& s = r.spread;
-    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, s.p10_s * 1e3,
-                       s.p50_s * 1e3, s.p90_s * 1e3, s.speedup_p10, s.speedup_p50, s.speedup_p90,
-                       100 * s.speedup_p50 / r.gpus);
-  }
-  return out;
-}
-
-std::string results_table(const std::vector<sim::ResultRow>& rows) {
-  static constexpr const char* kHeader = "{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} "
-                                         "{:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n";
-  static constexpr const char* kRow = "{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} "
-                                      "{:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} "
-                                      "{:>4}\n";
-  std::string out = fmt::format(kHeader, "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
-                                "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "rest ms",
-                                "GPU0 GB", "other GB", "fits");
-  std::string previous;
-  for (const sim::ResultRow& r : rows) {
-    const std::string group = r.topology + r.workload + r.comm;
-    if (!previous.empty() && group != previous) out += "\n";
-    previous = group;
-    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
-                       r.speedup, r.throughput_img_s, r.fpbp_s * 1e3, r.wu_s * 1e3,
-                       r.input_wait_s * 1e3, r.rest_s * 1e3, r.memory_gpu0_gb,
-                       r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-",
-                       r.fits_memory() ? "yes" : "NO");
-  }
+// The rows as the result schema writes them (sim/replay/result_schema.hpp), each with the
+// settings the experiment ran them with.
+std::vector<sim::OutputRow> output_rows(const std::vector<sim::ResultRow>& rows,
+                                        const sim::Experiment& e) {
+  const sim::RunSettings settings = sim::run_settings_of(e);
+  std::vector<sim::OutputRow> out;
+  for (const sim::ResultRow& r : rows) out.push_back({&r, settings, std::nullopt});
   return out;
 }
 
@@ -368,6 +334,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
   }
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
+  const std::vector<sim::OutputRow> output = output_rows(rows, experiment);
   if (o.format == "json") {
     out = results_json(rows, experiment.seed).dump(2) + "\n";
   } else if (o.format == "csv") {
@@ -388,13 +355,13 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     out += "\n";
     std::vector<const sim::ResultRow*> listed;
     for (const sim::ResultRow& r : rows) listed.push_back(&r);
-    out += exchange_legend(listed) + "\n" + results_table(rows);
+    out += exchange_legend(listed) + "\n" + sim::rows_table(output, sim::run_table_view(), true);
     if (sampled(rows)) {
       out += fmt::format("\nvariability: {} sampled iterations per configuration, seed {} "
                          "(docs/variability.md); spd = speedup against the mean of 1 GPU, eff = "
                          "spd / gpus\n\n",
                          rows.front().spread.samples, experiment.seed);
-      out += spread_table(rows);
+      out += sim::rows_table(output, sim::spread_table_view(), true);
     }
     if (exported) {
       out += fmt::format("\nchakra trace: {}.0.et .. {}.{}.et, {} nodes per GPU (its GPU work and "
