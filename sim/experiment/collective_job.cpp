@@ -1,13 +1,13 @@
 #include "sim/experiment/collective_job.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/compute/gpu_spec.hpp"
 #include "sim/compute/kernel_time.hpp"
 #include "sim/engine/isolated.hpp"
 #include "sim/exchange/exchange_choice.hpp"
+#include "sim/experiment/collective_result_codec.hpp"
 #include "sim/experiment/collective_run.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/protocol_choice.hpp"
@@ -17,10 +17,8 @@
 namespace gpuscale::sim {
 namespace {
 
-using nlohmann::json;
-
-// In the child process: returns the result as JSON.
-std::string simulate(const CollectiveJob& job, const std::string& algorithm) {
+// In the child process.
+CollectiveJobResult simulate(const CollectiveJob& job, const std::string& algorithm) {
   const topo::Topology machine = machine_for(job.topology, job.topology_overrides, job.gpus);
   const Placement placement = place_job(machine, job.gpus);
   const topo::Router router(machine, machine.default_routing());
@@ -28,11 +26,7 @@ std::string simulate(const CollectiveJob& job, const std::string& algorithm) {
       machine, router, placement.gpus, placement.rings, placement.node_of_rank, algorithm,
       job.bytes, job.protocol, reduce_bandwidth_Bps(machine.devices()[placement.gpus[0]].model),
       job.collective);
-  return json{{"topology", machine.name()},
-              {"protocol", run.protocol},
-              {"seconds", run.seconds},
-              {"activities", run.activities}}
-      .dump();
+  return {machine.name(), run.protocol, run.seconds, run.activities};
 }
 
 // Names the comm methods (`nccl`, not the registry's `nccl_ring`) that implement `kind`.
@@ -61,9 +55,7 @@ double reduce_bandwidth_Bps(const std::string& gpu_model) {
 CollectiveJobResult run_collective_job(const CollectiveJob& job) {
   const std::string algorithm = algorithm_of_alias(job.comm);  // an unknown name fails first
   check_implements(job.comm, algorithm, job.collective);
-  const json j = json::parse(run_isolated([&] { return simulate(job, algorithm); }));
-  return {j["topology"].get<std::string>(), j["protocol"].get<std::string>(),
-          j["seconds"].get<double>(), j["activities"].get<long>()};
+  return run_isolated_as([&] { return simulate(job, algorithm); });
 }
 
 }  // namespace gpuscale::sim

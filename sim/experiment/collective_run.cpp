@@ -4,30 +4,22 @@
 
 #include "sim/collectives/algorithms.hpp"
 #include "sim/collectives/registry.hpp"
-#include "sim/engine/dag_executor.hpp"
-#include "sim/engine/schedule_nodes.hpp"
-#include "sim/engine/simgrid_platform.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/replay/protocol_choice.hpp"
 
 namespace gpuscale::sim {
-namespace sg4 = simgrid::s4u;
 namespace {
 
 // Runs `schedule` over ranks `gpus` on a platform of just the legs it needs.
 CollectiveRun run_schedule(const topo::Topology& topology, const topo::Router& router,
                            const std::vector<int>& gpus, const coll::Schedule& schedule,
                            double reduce_bandwidth_Bps) {
-  const auto engine = make_engine();
-  const SimgridPlatform platform =
-      SimgridPlatform::build(topology, schedule_legs(schedule, router, gpus),
-                             schedule_hosts(schedule, gpus));
-  ScheduleCompiler compiler(topology, router, platform, gpus, [reduce_bandwidth_Bps](double bytes) {
-    return reduce_bandwidth_Bps > 0 ? bytes / reduce_bandwidth_Bps : 0.0;
-  });
-  DagExecutor dag;
-  compiler.append(dag, schedule, -1);
-  dag.run();
-  return {sg4::Engine::get_clock(), dag.activities_started()};
+  PlatformNeeds needs;
+  needs.add(schedule, router, gpus);
+  Simulation sim(topology, router, gpus, needs, reduction_at(reduce_bandwidth_Bps));
+  sim.append(schedule, -1);
+  const double seconds = sim.run();
+  return {seconds, sim.dag().activities_started()};
 }
 
 }  // namespace

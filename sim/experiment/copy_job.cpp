@@ -51,10 +51,8 @@ CopyJobResult run_copy_job(const CopyJob& job) {
   }
   const topo::Router router(t, result.routing);
   result.route = router.route(result.src, result.dst);
-  const std::string simulated = run_isolated([&] {
-    return fmt::format("{:.17g}", simulate_copy(t, router, result.src, result.dst, job.bytes));
-  });
-  result.simulated_s = std::stod(simulated);
+  result.simulated_s =
+      run_isolated_as([&] { return simulate_copy(t, router, result.src, result.dst, job.bytes); });
   return result;
 }
 

@@ -1,7 +1,6 @@
 #include "sim/experiment/experiment.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include "sim/experiment/compute_setup.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "sim/experiment/replay_inputs.hpp"
+#include "sim/experiment/result_row_codec.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/run_setup.hpp"
 #include "topologies/core/distribution.hpp"
@@ -25,9 +25,7 @@
 
 namespace gpuscale::sim {
 
-using nlohmann::json;
-
-std::string simulate_configuration(const Experiment& e, const Configuration& c) {
+ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   const auto wall_start = std::chrono::steady_clock::now();
   const ReplayInputs inputs(e, c);
   const topo::Topology& t = inputs.machine;
@@ -55,100 +53,54 @@ std::string simulate_configuration(const Experiment& e, const Configuration& c) 
     gpu_memory = std::min(gpu_memory, t.devices()[static_cast<size_t>(g)].memory->value);
   }
 
-  json links = json::object();
-  json link_uses = json::array();
-  std::map<std::string, std::vector<double>> by_kind;
-  for (const LinkLoad& load : r.link_loads) {
-    const topo::Link& link = t.links()[static_cast<size_t>(load.link)];
-    const double use = load.bytes_per_iteration / (r.iteration_s * link.effective_bandwidth().value);
-    by_kind[topo::to_string(link.kind)].push_back(use);
-    link_uses.push_back({load.link, load.forward, use});
-  }
-  for (const auto& [kind, values] : by_kind) {
-    double sum = 0;
-    for (double v : values) sum += v;
-    links[kind] = {{"max", *std::max_element(values.begin(), values.end())},
-                   {"mean", sum / static_cast<double>(values.size())}};
-  }
-  json timeline = json::array();
-  for (const TimelineEvent& event : r.timeline) {
-    timeline.push_back({event.track, event.name, event.category, event.start_s, event.end_s,
-                        event.layer, event.algorithm, event.bytes});
-  }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  json spread = json::object();
-  if (e.samples > 0) {
-    const std::vector<double>& times = r.iteration_times_s;
-    const topo::MachineVariability& v = t.variability();
-    spread = {{"samples", times.size()}, {"varies", v.compute.varies() || v.host.varies()},
-              {"p10_s", quantile(times, 0.1)},
-              {"p50_s", quantile(times, 0.5)}, {"p90_s", quantile(times, 0.9)}};
-  }
-  return json{{"topology", t.name()},
-              {"iteration_s", r.iteration_s},
-              {"setup_s", setup_s},
-              {"epoch_s", setup_s + r.iteration_s * iterations},
-              {"throughput_img_s", per_iteration / r.iteration_s},
-              {"fpbp_s", r.fpbp_s},
-              {"wu_s", r.wu_s},
-              {"input_wait_s", r.input_wait_s},
-              {"overlap_s", r.overlap_s},
-              {"rest_s", r.rest_s},
-              {"exposed_comm_s", r.exposed_comm_s},
-              {"spread", spread},
-              {"memory_gpu0_gb", parts[0].total() / 1e9},
-              {"memory_max_other_gb", max_other / 1e9},
-              {"memory_before_training_gb", parts[0].before_training() / 1e9},
-              {"gpu_memory_gb", gpu_memory / 1e9},
-              {"link_utilisation", links},
-              {"link_uses", link_uses},
-              {"activities", r.activities},
-              {"wall_s", wall},
-              {"timeline", timeline}}
-      .dump();
-}
-
-ResultRow result_row_of(const Experiment& e, const wl::FrameworkConfig& framework,
-                        const Configuration& c, const std::string& text) {
-  const json j = json::parse(text);
   ResultRow row;
-  row.topology = j["topology"];
+  row.topology = t.name();
   row.workload = c.workload;
   row.comm = c.comm;
-  row.exchange = framework.name + ": " + exchange_of(e, framework, c.comm)->describe();
+  row.exchange = inputs.framework.name + ": " + inputs.exchange->describe();
   row.scaling = e.scaling == Scaling::Strong ? "strong" : "weak";
   row.gpus = c.gpus;
   row.batch = c.batch;
   row.spatial_ways = spatial_ways(e, c);
-  row.iteration_s = j["iteration_s"];
-  row.epoch_s = j["epoch_s"];
-  row.setup_s = j["setup_s"];
-  row.throughput_img_s = j["throughput_img_s"];
-  row.fpbp_s = j["fpbp_s"];
-  row.wu_s = j["wu_s"];
-  row.input_wait_s = j["input_wait_s"];
-  row.overlap_s = j["overlap_s"];
-  row.rest_s = j["rest_s"];
-  row.exposed_comm_s = j["exposed_comm_s"];
-  if (const json spread = j.value("spread", json::object()); !spread.empty()) {
-    row.spread = {.samples = spread["samples"], .machine_varies = spread["varies"],
-                  .p10_s = spread["p10_s"], .p50_s = spread["p50_s"], .p90_s = spread["p90_s"]};
+  row.iteration_s = r.iteration_s;
+  row.setup_s = setup_s;
+  row.epoch_s = setup_s + r.iteration_s * iterations;
+  row.throughput_img_s = per_iteration / r.iteration_s;
+  row.fpbp_s = r.fpbp_s;
+  row.wu_s = r.wu_s;
+  row.input_wait_s = r.input_wait_s;
+  row.overlap_s = r.overlap_s;
+  row.rest_s = r.rest_s;
+  row.exposed_comm_s = r.exposed_comm_s;
+  if (e.samples > 0) {
+    const std::vector<double>& times = r.iteration_times_s;
+    const topo::MachineVariability& v = t.variability();
+    row.spread = {.samples = static_cast<int>(times.size()),
+                  .machine_varies = v.compute.varies() || v.host.varies(),
+                  .p10_s = quantile(times, 0.1), .p50_s = quantile(times, 0.5),
+                  .p90_s = quantile(times, 0.9)};
   }
-  row.memory_gpu0_gb = j["memory_gpu0_gb"];
-  row.memory_max_other_gb = j["memory_max_other_gb"];
-  row.memory_before_training_gb = j["memory_before_training_gb"];
-  row.gpu_memory_gb = j["gpu_memory_gb"];
-  for (const auto& [kind, u] : j["link_utilisation"].items()) {
-    row.link_utilisation[kind] = {u["max"], u["mean"]};
+  row.memory_gpu0_gb = parts[0].total() / 1e9;
+  row.memory_max_other_gb = max_other / 1e9;
+  row.memory_before_training_gb = parts[0].before_training() / 1e9;
+  row.gpu_memory_gb = gpu_memory / 1e9;
+  std::map<std::string, std::vector<double>> by_kind;
+  for (const LinkLoad& load : r.link_loads) {
+    const topo::Link& link = t.links()[static_cast<size_t>(load.link)];
+    const double use =
+        load.bytes_per_iteration / (r.iteration_s * link.effective_bandwidth().value);
+    by_kind[topo::to_string(link.kind)].push_back(use);
+    row.link_uses.push_back({load.link, load.forward, use});
   }
-  for (const auto& use : j["link_uses"]) row.link_uses.push_back({use[0], use[1], use[2]});
-  row.activities = j["activities"];
-  row.wall_s = j["wall_s"];
-  for (const auto& event : j["timeline"]) {
-    row.timeline.events.push_back({.track = event[0], .name = event[1], .category = event[2],
-                                   .start_s = event[3], .end_s = event[4], .layer = event[5],
-                                   .algorithm = event[6], .bytes = event[7]});
+  for (const auto& [kind, values] : by_kind) {
+    double sum = 0;
+    for (double v : values) sum += v;
+    row.link_utilisation[kind] = {*std::max_element(values.begin(), values.end()),
+                                  sum / static_cast<double>(values.size())};
   }
+  row.activities = r.activities;
+  row.timeline.events = r.timeline;
+  row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return row;
 }
 
@@ -268,7 +220,7 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
     }
   }
   auto simulate = [&](const Configuration& c) {
-    return result_row_of(e, framework, c, run_isolated([&] { return simulate_configuration(e, c); }));
+    return run_isolated_as([&] { return simulate_configuration(e, c); });
   };
   std::vector<ResultRow> rows;
   std::map<std::tuple<std::string, std::string, int>, double> one_gpu_epoch;

@@ -169,11 +169,9 @@ wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::Work
 // docs/replay.md "speed").
 double expected_simulation_seconds(const ExchangeChoice& exchange, int gpus);
 
-// One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp),
-// as JSON text for result_row_of; its speedup is left at 0.
-std::string simulate_configuration(const Experiment& experiment, const Configuration& config);
-ResultRow result_row_of(const Experiment& experiment, const wl::FrameworkConfig& framework,
-                        const Configuration& config, const std::string& simulated);
+// One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp;
+// its row crosses back by result_row_codec.hpp); its speedup is left at 0.
+ResultRow simulate_configuration(const Experiment& experiment, const Configuration& config);
 
 // Sets row.speedup against the epoch of the same method, workload and batch on one GPU (weak
 // scaling: the throughput ratio), and a sampled row's speedup percentiles (IterationSpread).

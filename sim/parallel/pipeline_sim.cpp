@@ -4,9 +4,7 @@
 #include <map>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/engine/dag_executor.hpp"
-#include "sim/engine/schedule_nodes.hpp"
-#include "sim/engine/simgrid_platform.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/parallel/one_f_one_b.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "topologies/src/rings.hpp"
@@ -134,10 +132,12 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
                     : std::vector{b.collective(coll::Collective::AllReduce, bytes, group, {})});
     }
   }
-  std::vector<topo::Leg> legs;
+  // Every transfer's legs; as hosts, the GPUs that run kernels even where no transfer reaches
+  // them (one GPU, say). Reductions are fused into NCCL's ring kernels: the schedules have none.
+  sim::PlatformNeeds needs;
   const auto add_legs = [&](const coll::Schedule& s) {
     for (topo::Leg& leg : sim::schedule_legs(s, *job.router, job.placement.gpus)) {
-      legs.push_back(std::move(leg));
+      needs.legs.push_back(std::move(leg));
     }
   };
   add_legs(tp);
@@ -148,15 +148,9 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
       for (const auto& s : group) add_legs(s);
     }
   }
-
-  const auto engine = sim::make_engine();
-  std::vector<int> kernel_gpus;  // hosts even where no transfer reaches them (one GPU, say)
-  for (int k = 0; k < p; ++k) kernel_gpus.push_back(b.device(b.rank(k, 0, 0)));
-  const sim::SimgridPlatform platform = sim::SimgridPlatform::build(*job.machine, legs, kernel_gpus);
-  // Reductions are fused into NCCL's ring kernels: the schedules have none.
-  sim::ScheduleCompiler compiler(*job.machine, *job.router, platform, job.placement.gpus,
-                                 [](double) { return 0.0; });
-  DagExecutor dag;
+  for (int k = 0; k < p; ++k) needs.hosts.push_back(b.device(b.rank(k, 0, 0)));
+  sim::Simulation sim(*job.machine, *job.router, job.placement.gpus, needs, sim::reduction_at(0));
+  DagExecutor& dag = sim.dag();
 
   PipelineResult result;
   result.stages.resize(static_cast<size_t>(p));
@@ -194,7 +188,7 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
           if (arrival >= 0) deps.push_back(arrival);
           DagExecutor::Spec kernels;
           kernels.kind = DagExecutor::Kind::Compute;
-          kernels.host = platform.host(b.device(b.rank(k, 0, 0)));
+          kernels.host = sim.host(b.device(b.rank(k, 0, 0)));
           kernels.seconds = step.forward ? w.forward_s : w.backward_s;
           const NodeId compute = dag.add(kernels, deps);
           DagExecutor::Spec allreduces;
@@ -203,10 +197,10 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
           const NodeId end = dag.add(allreduces, {compute});
           passes[ks].push_back({compute, end});
           if (step.forward && k + 1 < p) {
-            fwd_in[ks + 1][i] = compiler.append(dag, forward_sends[ks], end);
+            fwd_in[ks + 1][i] = sim.append(forward_sends[ks], end);
             sends.push_back({end, fwd_in[ks + 1][i]});
           } else if (!step.forward && k > 0) {
-            bwd_in[ks - 1][i] = compiler.append(dag, backward_sends[ks - 1], end);
+            bwd_in[ks - 1][i] = sim.append(backward_sends[ks - 1], end);
             sends.push_back({end, bwd_in[ks - 1][i]});
           }
           prev[ks] = end;
@@ -220,7 +214,7 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
       last_pass[ks] = prev[ks];
       DagExecutor::Spec step;
       step.kind = DagExecutor::Kind::Compute;
-      step.host = platform.host(b.device(b.rank(k, 0, 0)));
+      step.host = sim.host(b.device(b.rank(k, 0, 0)));
       step.seconds = job.stages[ks].optimizer_s;
       if (exchanges[ks].empty()) {
         dp_end[ks] = prev[ks];
@@ -229,7 +223,7 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
       }
       for (size_t j = 0; j < exchanges[ks].size(); ++j) {
         const std::vector<coll::Schedule>& group = exchanges[ks][j];
-        const NodeId exchanged = compiler.append(dag, group.front(), prev[ks]);
+        const NodeId exchanged = sim.append(group.front(), prev[ks]);
         // Tensor rank 0's step is simulated on its GPU; the other ranks' steps (ZeRO-1: between
         // their reduce-scatter and allgather) take as long on theirs.
         DagExecutor::Spec own = step;
@@ -238,7 +232,7 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
           own.host = nullptr;
         }
         const NodeId stepped = dag.add(own, {exchanged});
-        const NodeId done = job.zero1 ? compiler.append(dag, group.back(), stepped) : stepped;
+        const NodeId done = job.zero1 ? sim.append(group.back(), stepped) : stepped;
         if (j == 0) {
           dp_end[ks] = job.zero1 ? done : exchanged;
           optimizer[ks] = done;
@@ -249,17 +243,16 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
 
   if (tp.ops.empty()) {
     build_iteration(0);
-    dag.run();
   } else {
-    const NodeId probe = compiler.append(dag, tp, -1);
+    const NodeId probe = sim.append(tp, -1);
     result.tp_bytes_per_gpu = [&] {
       std::vector<int> devices;
       for (int j = 0; j < job.tp; ++j) devices.push_back(b.device(b.rank(0, 0, j)));
-      return mean_gpu_egress(*job.machine, compiler.link_bytes(), devices);
+      return mean_gpu_egress(*job.machine, sim.compiler().link_bytes(), devices);
     }();
     dag.on_done(probe, build_iteration);
-    dag.run();
   }
+  const double end_s = sim.run();
 
   double bubble_sum = 0;
   for (int k = 0; k < p; ++k) {
@@ -278,7 +271,7 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
     bubble_sum += s.bubble;
   }
   result.bubble = bubble_sum / p;
-  result.iteration_s = simgrid::s4u::Engine::get_clock() - t0;
+  result.iteration_s = end_s - t0;
   for (const auto& [from, arrived] : sends) {
     result.pp_transfer_s += (dag.end_time(arrived) - dag.end_time(from)) / static_cast<double>(sends.size());
   }

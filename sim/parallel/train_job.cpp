@@ -1,7 +1,6 @@
 #include "sim/parallel/train_job.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -10,14 +9,13 @@
 #include "sim/engine/isolated.hpp"
 #include "sim/experiment/compute_setup.hpp"
 #include "sim/experiment/machine_setup.hpp"
+#include "sim/parallel/train_result_codec.hpp"
 #include "topologies/core/error.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::par {
 namespace {
-
-using nlohmann::json;
 
 // Bytes a mixed-precision Adam step moves per parameter (apex FusedAdam, as Megatron-LM runs it):
 // the fp16 gradient read, the fp32 master weight, momentum and variance read and written, the
@@ -66,8 +64,8 @@ std::vector<StageTimes> stage_times(const wl::Workload& w, const TransformerShap
   return stages;
 }
 
-// In the child: the simulated iteration as JSON.
-std::string simulate(const TrainJob& job, const TransformerShape& shape) {
+// In the child: the layout's iteration simulated, and what follows from it.
+TrainResult simulate(const TrainJob& job, const TransformerShape& shape) {
   const auto wall_start = std::chrono::steady_clock::now();
   const ParallelLayout& l = job.layout;
   const topo::Topology machine = sim::machine_for(job.topology, job.overrides, l.gpus());
@@ -107,28 +105,31 @@ std::string simulate(const TrainJob& job, const TransformerShape& shape) {
         psi / (l.zero1 ? l.dp : 1) * kAdamBytesPerParam / gpu.copy_bandwidth().value;
     pj.stages.push_back(sw);
   }
-  const PipelineResult r = simulate_pipeline(pj);
-  json stages = json::array();
-  for (size_t k = 0; k < r.stages.size(); ++k) {
-    const StageResult& s = r.stages[k];
-    stages.push_back({s.busy_s, s.bubble, s.last_backward_s, s.dp_s, s.end_s, times[k].forward_s,
-                      times[k].backward_s});
-  }
-  return json{{"topology", machine.name()},
-              {"gpu", gpu.name},
-              {"gpu_memory", gpu.memory.value},
-              {"peak", gpu.peak(compute::Precision::tensor).value},
-              {"iteration_s", r.iteration_s},
-              {"pipeline_s", r.pipeline_s},
-              {"bubble", r.bubble},
-              {"tp_allreduce_s", r.tp_allreduce_s},
-              {"tp_bytes_per_gpu", r.tp_bytes_per_gpu},
-              {"pp_transfer_s", r.pp_transfer_s},
-              {"activities", r.activities},
-              {"stages", stages},
-              {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                       wall_start).count()}}
-      .dump();
+
+  TrainResult t;
+  t.topology = machine.name();
+  t.gpu = gpu.name;
+  t.layout = l;
+  t.micro_batches = l.micro_batches();
+  t.sim = simulate_pipeline(pj);
+  t.stage_times = times;
+  for (const StageResult& s : t.sim.stages) t.dp_comm_s = std::max(t.dp_comm_s, s.dp_s);
+  t.bubble_closed_form = bubble_fraction(l.pp, t.micro_batches);
+  t.memory = stage_memory(shape, l);
+  for (const StageMemory& m : t.memory) t.memory_per_gpu = std::max(t.memory_per_gpu, m.total());
+  t.gpu_memory = gpu.memory.value;
+  t.fits = t.memory_per_gpu <= t.gpu_memory;
+  const double seconds = t.sim.iteration_s, gpus = l.gpus();
+  const double peak = gpu.peak(compute::Precision::tensor).value;
+  t.tokens_per_s = static_cast<double>(l.global_batch) * static_cast<double>(shape.sequence) / seconds;
+  t.mfu = model_flops_per_iteration(shape, l.global_batch) / (seconds * gpus * peak);
+  t.tflops_per_gpu_eq3 = narayanan_flops_per_iteration(shape, l.global_batch) / (seconds * gpus) / 1e12;
+  const int allreduces_per_micro_batch =
+      l.tp > 1 ? 2 * per_stage * (l.recompute == Recompute::Full ? 3 : 2) : 0;
+  t.tp_comm_s = t.sim.tp_allreduce_s * allreduces_per_micro_batch * t.micro_batches;
+  t.pp_comm_s = l.pp > 1 ? 2 * t.micro_batches * t.sim.pp_transfer_s : 0;
+  t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return t;
 }
 
 TransformerShape shape_of(const std::string& workload) {
@@ -137,41 +138,7 @@ TransformerShape shape_of(const std::string& workload) {
 }
 
 TrainResult run_checked(const TrainJob& job, const TransformerShape& shape) {
-  const ParallelLayout& l = job.layout;
-  const json j = json::parse(sim::run_isolated([&] { return simulate(job, shape); }));
-  TrainResult t;
-  t.topology = j["topology"];
-  t.gpu = j["gpu"];
-  t.layout = l;
-  t.micro_batches = l.micro_batches();
-  t.sim.iteration_s = j["iteration_s"];
-  t.sim.pipeline_s = j["pipeline_s"];
-  t.sim.bubble = j["bubble"];
-  t.sim.tp_allreduce_s = j["tp_allreduce_s"];
-  t.sim.tp_bytes_per_gpu = j["tp_bytes_per_gpu"];
-  t.sim.pp_transfer_s = j["pp_transfer_s"];
-  t.sim.activities = j["activities"];
-  for (const auto& s : j["stages"]) {
-    t.sim.stages.push_back({s[0], s[1], s[2], s[3], s[4]});
-    t.stage_times.push_back({s[5], s[6]});
-    t.dp_comm_s = std::max(t.dp_comm_s, s[3].get<double>());
-  }
-  t.wall_s = j["wall_s"];
-  t.bubble_closed_form = bubble_fraction(l.pp, t.micro_batches);
-  t.memory = stage_memory(shape, l);
-  for (const StageMemory& m : t.memory) t.memory_per_gpu = std::max(t.memory_per_gpu, m.total());
-  t.gpu_memory = j["gpu_memory"];
-  t.fits = t.memory_per_gpu <= t.gpu_memory;
-  const double seconds = t.sim.iteration_s, gpus = l.gpus();
-  t.tokens_per_s = static_cast<double>(l.global_batch) * static_cast<double>(shape.sequence) / seconds;
-  t.mfu = model_flops_per_iteration(shape, l.global_batch) / (seconds * gpus * j["peak"].get<double>());
-  t.tflops_per_gpu_eq3 = narayanan_flops_per_iteration(shape, l.global_batch) / (seconds * gpus) / 1e12;
-  const int per_stage = shape.layers / l.pp;
-  const int allreduces_per_micro_batch =
-      l.tp > 1 ? 2 * per_stage * (l.recompute == Recompute::Full ? 3 : 2) : 0;
-  t.tp_comm_s = t.sim.tp_allreduce_s * allreduces_per_micro_batch * t.micro_batches;
-  t.pp_comm_s = l.pp > 1 ? 2 * t.micro_batches * t.sim.pp_transfer_s : 0;
-  return t;
+  return sim::run_isolated_as([&] { return simulate(job, shape); });
 }
 
 int gpus_per_node_of(const TrainJob& job, int gpus) {

@@ -7,9 +7,7 @@
 #include <tuple>
 
 #include "sim/collectives/registry.hpp"
-#include "sim/engine/dag_executor.hpp"
-#include "sim/engine/schedule_nodes.hpp"
-#include "sim/engine/simgrid_platform.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/error.hpp"
@@ -68,25 +66,16 @@ class TraceReplay {
   }
 
   TraceResult run() {
-    std::vector<topo::Leg> legs;
-    std::vector<int> hosts{m_.placement.gpus[0]};
+    PlatformNeeds needs;
+    needs.hosts.push_back(m_.placement.gpus[0]);
     for (const TraceNode& node : graph_.nodes) {
       if (node.kind == TraceNode::Kind::Compute || node.kind == TraceNode::Kind::Delay) continue;
       const coll::Schedule& s = schedule_of(node);
-      if (evaluated_from_link_loads(s, ranks_)) continue;
-      for (topo::Leg& leg : schedule_legs(s, *m_.router, m_.placement.gpus)) {
-        legs.push_back(std::move(leg));
-      }
-      for (int gpu : schedule_hosts(s, m_.placement.gpus)) hosts.push_back(gpu);
+      if (!evaluated_from_link_loads(s, ranks_)) needs.add(s, *m_.router, m_.placement.gpus);
     }
-    const auto engine = make_engine();
-    const SimgridPlatform platform = SimgridPlatform::build(*m_.machine, legs, hosts);
-    const double reduce_Bps = m_.reduce_bandwidth_Bps;
-    ScheduleCompiler compiler(*m_.machine, *m_.router, platform, m_.placement.gpus,
-                              [reduce_Bps](double bytes) {
-                                return reduce_Bps > 0 ? bytes / reduce_Bps : 0.0;
-                              });
-    DagExecutor dag;
+    Simulation sim(*m_.machine, *m_.router, m_.placement.gpus, needs,
+                   reduction_at(m_.reduce_bandwidth_Bps));
+    DagExecutor& dag = sim.dag();
     TraceResult result;
     std::vector<NodeId> end(graph_.nodes.size());
     std::vector<std::pair<NodeId, NodeId>> kernels, communications;  // (start, end) nodes
@@ -102,7 +91,7 @@ class TraceReplay {
           }
           DagExecutor::Spec spec;
           spec.kind = DagExecutor::Kind::Compute;
-          spec.host = platform.host(m_.placement.gpus[0]);
+          spec.host = sim.host(m_.placement.gpus[0]);
           spec.seconds = node.seconds;
           end[i] = dag.add(std::move(spec), deps);
           kernels.push_back({end[i], end[i]});
@@ -115,15 +104,14 @@ class TraceReplay {
         default: {
           const coll::Schedule& s = schedule_of(node);
           const NodeId start = dag.add({}, deps);
-          end[i] = evaluated_from_link_loads(s, ranks_)
-                       ? compiler.append_lock_step(dag, s, start, 0)
-                       : compiler.append(dag, s, start);
+          end[i] = evaluated_from_link_loads(s, ranks_) ? sim.append_lock_step(s, start, 0)
+                                                        : sim.append(s, start);
           communications.push_back({start, end[i]});
           ++(node.kind == TraceNode::Kind::Collective ? result.collectives : result.messages);
         }
       }
     }
-    dag.run();
+    const double end_s = sim.run();
 
     const auto spans = [&](const std::vector<std::pair<NodeId, NodeId>>& nodes, bool kernel) {
       std::vector<Interval> out;
@@ -133,7 +121,7 @@ class TraceReplay {
       return merged(std::move(out));
     };
     const std::vector<Interval> busy = spans(kernels, true), comm = spans(communications, false);
-    result.iteration_s = simgrid::s4u::Engine::get_clock();
+    result.iteration_s = end_s;
     result.compute_s = length(busy);
     result.communication_s = length(comm);
     result.exposed_communication_s = result.communication_s - overlap(comm, busy);

@@ -1,6 +1,8 @@
 // Small helpers shared by the test suites.
 #pragma once
 
+#include <bit>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,6 +21,10 @@ std::string file_bytes(const std::string& path);
 // indented key (a host cost, ...) replaced, written by write_temp_file; returns its path.
 std::string framework_file_with(const std::string& key, const std::string& value,
                                 const std::string& framework = "mxnet");
+
+// A double's bits: EXPECT_EQ(bits_of(a), bits_of(b)) checks that a value came back bit for bit
+// (EXPECT_EQ on the doubles would take -0.0 for 0.0).
+inline std::uint64_t bits_of(double x) { return std::bit_cast<std::uint64_t>(x); }
 
 // Runs a shell command; returns its exit status and what it printed on stdout and stderr.
 struct CommandResult {

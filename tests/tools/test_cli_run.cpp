@@ -34,7 +34,8 @@ TEST(CliRun, Dgx1ResNet50JsonHasTheIssuesFields) {
   for (const auto& row : j["results"]) {
     for (const char* key : {"topology", "workload", "comm", "gpus", "batch", "scaling", "iteration_s",
                             "epoch_s", "speedup", "throughput_img_s", "fpbp_s", "wu_s",
-                            "exposed_comm_s", "memory_gb", "link_utilisation"}) {
+                            "exposed_comm_s", "memory_gpu0_gb", "memory_max_other_gb",
+                            "gpu_memory_gb", "efficiency", "link_utilisation", "spatial"}) {
       EXPECT_TRUE(row.contains(key)) << key;
     }
     EXPECT_GT(row["iteration_s"].get<double>(), 0);
@@ -54,7 +55,7 @@ TEST(CliRun, EveryShippedFrameworkRunsAndHoldsItsExchangeBuffers) {
     const auto j = nlohmann::json::parse(r.out);
     ASSERT_EQ(j["results"].size(), 2u) << framework;
     EXPECT_GT(j["results"][1]["iteration_s"].get<double>(), 0) << framework;
-    gpu0_gb[framework] = j["results"][1]["memory_gb"]["gpu0"].get<double>();
+    gpu0_gb[framework] = j["results"][1]["memory_gpu0_gb"].get<double>();
     EXPECT_EQ(run_command(kGpuscale + " workload show lenet --gpus 2 --comm nccl --framework " + framework).status, 0);
   }
   // Same context and model: DDP's buckets hold every gradient again (LeNet: 70,753,070 x 4 B),
@@ -106,16 +107,16 @@ TEST(CliRun, AConfigurationThatDoesNotFitItsGpusIsMarkedWarnedAndWithStrictAnErr
   ASSERT_EQ(json.status, 0) << json.err;
   const auto row = nlohmann::json::parse(json.out)["results"][0];
   EXPECT_FALSE(row["fits_memory"].get<bool>());
-  EXPECT_GT(row["memory_gb"]["gpu0"].get<double>(), row["memory_gb"]["gpu_capacity"].get<double>());
-  EXPECT_DOUBLE_EQ(row["memory_gb"]["gpu_capacity"].get<double>(), 16.0);  // dgx1-v100's V100s
+  EXPECT_GT(row["memory_gpu0_gb"].get<double>(), row["gpu_memory_gb"].get<double>());
+  EXPECT_DOUBLE_EQ(row["gpu_memory_gb"].get<double>(), 16.0);  // dgx1-v100's V100s
   EXPECT_THAT(json.err, ::testing::HasSubstr("warning: resnet-50 nccl 1 GPUs batch 4096 needs"));
 
   const auto table = run_command(base + " --batch 4096");
   EXPECT_THAT(table.out, ::testing::HasSubstr(" fits\n"));
   EXPECT_THAT(table.out, ::testing::HasSubstr(" NO\n"));
   const auto csv = run_command(base + " --batch 4096 --format csv");
-  EXPECT_THAT(csv.out, ::testing::HasSubstr(",gpu_memory_gb,fits_memory\n"));
-  EXPECT_THAT(csv.out, ::testing::HasSubstr(",16,false\n"));
+  EXPECT_THAT(csv.out, ::testing::HasSubstr(",gpu_memory_gb,fits_memory,max_link_utilisation\n"));
+  EXPECT_THAT(csv.out, ::testing::HasSubstr(",16,false,0\n"));
 
   const auto strict = run_command(base + " --batch 4096 --strict");
   EXPECT_EQ(strict.status, 2);
@@ -152,8 +153,9 @@ TEST(CliRun, AFusionCycleOfZeroRemovesTheTickAndOutputsNameTheExchange) {
   EXPECT_THAT(table.out, ::testing::HasSubstr("exchange: nccl = mxnet: horovod fusion 64 MiB with no cycle\n"));
   EXPECT_THAT(table.out, ::testing::HasSubstr("exchange: p2p = mxnet: kvstore=device per key\n"));
   const auto csv = run_command(kGpuscale + " run " + file + " --format csv");
-  EXPECT_THAT(csv.out, ::testing::HasSubstr("comm,exchange,gpus"));
-  EXPECT_THAT(csv.out, ::testing::HasSubstr(",nccl,mxnet: horovod fusion 64 MiB with no cycle,2,"));
+  EXPECT_THAT(csv.out, ::testing::HasSubstr("comm,exchange,routing"));
+  EXPECT_THAT(csv.out, ::testing::HasSubstr(",nccl,mxnet: horovod fusion 64 MiB with no cycle,"
+                                            "default,"));
 }
 
 // The table's FP+BP, WU, input and rest make the iteration. MXNet issues a forward segment only
@@ -224,7 +226,7 @@ TEST(CliRun, CsvQuotesAFieldHoldingACommaOrAQuote) {
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string row = r.out.substr(r.out.find('\n') + 1);
   EXPECT_TRUE(row.starts_with("\"dgx1, \"\"fast\"\" links\",lenet,nccl,")) << row;
-  EXPECT_NE(row.find(",1,16,strong,"), std::string::npos) << row;
+  EXPECT_NE(row.find(",strong,1,16,"), std::string::npos) << row;
 }
 
 TEST(CliRun, ExperimentFileGivesWhatItsFlagsGiveAndFlagsOverrideIt) {

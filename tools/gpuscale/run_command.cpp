@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -16,6 +15,7 @@
 
 #include "sim/experiment/experiment.hpp"
 #include "sim/experiment/experiment_file.hpp"
+#include "sim/experiment/result_writer.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/trace/iteration_trace.hpp"
@@ -172,125 +172,31 @@ bool sampled(const std::vector<sim::ResultRow>& rows) {
   return !rows.empty() && rows.front().spread.samples > 0;
 }
 
-// `seed`: the draws' (Experiment::seed), printed with a sampled run's percentiles.
-nlohmann::ordered_json results_json(const std::vector<sim::ResultRow>& rows, std::uint64_t seed) {
-  nlohmann::ordered_json results = nlohmann::ordered_json::array();
-  for (const sim::ResultRow& r : rows) {
-    nlohmann::ordered_json links = nlohmann::ordered_json::object();
-    for (const auto& [kind, u] : r.link_utilisation) links[kind] = {{"max", u.max}, {"mean", u.mean}};
-    results.push_back({{"topology", r.topology},
-                       {"workload", r.workload},
-                       {"comm", r.comm},
-                       {"exchange", r.exchange},
-                       {"gpus", r.gpus},
-                       {"batch", r.batch},
-                       {"spatial_ways", r.spatial_ways},
-                       {"scaling", r.scaling},
-                       {"iteration_s", r.iteration_s},
-                       {"epoch_s", r.epoch_s},
-                       {"setup_s", r.setup_s},
-                       {"speedup", r.speedup},
-                       {"throughput_img_s", r.throughput_img_s},
-                       {"fpbp_s", r.fpbp_s},
-                       {"wu_s", r.wu_s},
-                       {"input_wait_s", r.input_wait_s},
-                       {"rest_s", r.rest_s},
-                       {"overlap_s", r.overlap_s},
-                       {"exposed_comm_s", r.exposed_comm_s},
-                       {"memory_gb", {{"gpu0", r.memory_gpu0_gb},
-                                      {"max_other", r.memory_max_other_gb},
-                                      {"gpu_capacity", r.gpu_memory_gb}}},
-                       {"fits_memory", r.fits_memory()},
-                       {"link_utilisation", links},
-                       {"simulated_activities", r.activities}});
-    if (const sim::IterationSpread& s = r.spread; s.samples > 0) {
-      results.back()["variability"] = {
-          {"samples", s.samples},
-          {"seed", seed},
-          {"iteration_s",
-           {{"mean", r.iteration_s}, {"p10", s.p10_s}, {"p50", s.p50_s}, {"p90", s.p90_s}}},
-          {"speedup", {{"p10", s.speedup_p10}, {"p50", s.speedup_p50}, {"p90", s.speedup_p90}}},
-          {"efficiency", {{"p10", s.speedup_p10 / r.gpus}, {"p50", s.speedup_p50 / r.gpus},
-                          {"p90", s.speedup_p90 / r.gpus}}}};
-    }
-  }
-  return {{"results", results}};
-}
-
-std::string results_csv(const std::vector<sim::ResultRow>& rows) {
-  std::string out =
-      "topology,workload,comm,exchange,gpus,batch,scaling,iteration_s,epoch_s,setup_s,speedup,"
-      "throughput_img_s,fpbp_s,wu_s,input_wait_s,rest_s,overlap_s,exposed_comm_s,"
-      "memory_gpu0_gb,memory_max_other_gb,gpu_memory_gb,fits_memory";
-  const bool with_spread = sampled(rows);
-  out += with_spread ? ",samples,iteration_p10_s,iteration_p50_s,iteration_p90_s,speedup_p10,"
-                       "speedup_p50,speedup_p90\n"
-                     : "\n";
-  const auto g = [](double v, int digits) { return fmt::format("{:.{}g}", v, digits); };
-  for (const sim::ResultRow& r : rows) {
-    std::vector<std::string> fields = {
-        r.topology, r.workload, r.comm, r.exchange, std::to_string(r.gpus),
-        std::to_string(r.batch), r.scaling, g(r.iteration_s, 9), g(r.epoch_s, 9),
-        g(r.setup_s, 9), g(r.speedup, 6), g(r.throughput_img_s, 6), g(r.fpbp_s, 9),
-        g(r.wu_s, 9), g(r.input_wait_s, 9), g(r.rest_s, 9), g(r.overlap_s, 9),
-        g(r.exposed_comm_s, 9), g(r.memory_gpu0_gb, 4), g(r.memory_max_other_gb, 4),
-        g(r.gpu_memory_gb, 4), r.fits_memory() ? "true" : "false"};
-    if (with_spread) {
-      const sim::IterationSpread& s = r.spread;
-      for (const std::string& field :
-           {std::to_string(s.samples), g(s.p10_s, 9), g(s.p50_s, 9), g(s.p90_s, 9),
-            g(s.speedup_p10, 6), g(s.speedup_p50, 6), g(s.speedup_p90, 6)}) {
-        fields.push_back(field);
-      }
-    }
-    out += csv_record(fields);
-  }
+// The rows as the result schema writes them (sim/experiment/result_schema.hpp), each with the
+// settings the experiment ran them with.
+std::vector<sim::OutputRow> output_rows(const std::vector<sim::ResultRow>& rows,
+                                        const sim::Experiment& e) {
+  const sim::RunSettings settings = sim::run_settings_of(e);
+  std::vector<sim::OutputRow> out;
+  for (const sim::ResultRow& r : rows) out.push_back({&r, settings, std::nullopt});
   return out;
 }
 
-// The sampled iteration times and the speedups and efficiencies they give, a row per
-// configuration.
-std::string spread_table(const std::vector<sim::ResultRow>& rows) {
-  static constexpr const char* kHeader = "{:<13} {:<18} {:>4} {:>5} {:>9} {:>9} {:>9} {:>9} "
-                                         "{:>8} {:>8} {:>8} {:>9}\n";
-  static constexpr const char* kRow = "{:<13} {:<18} {:>4} {:>5} {:>9.2f} {:>9.2f} {:>9.2f} "
-                                      "{:>9.2f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.1f}\n";
-  std::string out = fmt::format(kHeader, "workload", "comm", "gpus", "batch", "mean ms", "p10 ms",
-                                "p50 ms", "p90 ms", "spd p10", "spd p50", "spd p90", "eff p50 %");
-  std::string previous;
-  for (const sim::ResultRow& r : rows) {
-    const std::string group = r.topology + r.workload + r.comm;
-    if (!previous.empty() && group != previous) out += "\n";
-    previous = group;
-    const sim::IterationSpread& s = r.spread;
-    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, s.p10_s * 1e3,
-                       s.p50_s * 1e3, s.p90_s * 1e3, s.speedup_p10, s.speedup_p50, s.speedup_p90,
-                       100 * s.speedup_p50 / r.gpus);
-  }
-  return out;
+// {"results": [a row per configuration]}, and a sampled run's seed (Experiment::seed): the same
+// seed gives the same draws.
+nlohmann::ordered_json results_json(const std::vector<sim::OutputRow>& rows,
+                                    const sim::Experiment& e) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  if (e.samples > 0) doc["seed"] = e.seed;
+  doc["results"] = nlohmann::ordered_json::array();
+  for (const sim::OutputRow& row : rows) doc["results"].push_back(sim::row_json(row));
+  return doc;
 }
 
-std::string results_table(const std::vector<sim::ResultRow>& rows) {
-  static constexpr const char* kHeader = "{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} "
-                                         "{:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>4}\n";
-  static constexpr const char* kRow = "{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} "
-                                      "{:>9.0f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} "
-                                      "{:>4}\n";
-  std::string out = fmt::format(kHeader, "workload", "comm", "gpus", "batch", "iter ms", "epoch s",
-                                "speedup", "img/s", "FP+BP ms", "WU ms", "input ms", "rest ms",
-                                "GPU0 GB", "other GB", "fits");
-  std::string previous;
-  for (const sim::ResultRow& r : rows) {
-    const std::string group = r.topology + r.workload + r.comm;
-    if (!previous.empty() && group != previous) out += "\n";
-    previous = group;
-    out += fmt::format(kRow, r.workload, r.comm, r.gpus, r.batch, r.iteration_s * 1e3, r.epoch_s,
-                       r.speedup, r.throughput_img_s, r.fpbp_s * 1e3, r.wu_s * 1e3,
-                       r.input_wait_s * 1e3, r.rest_s * 1e3, r.memory_gpu0_gb,
-                       r.gpus > 1 ? fmt::format("{:.2f}", r.memory_max_other_gb) : "-",
-                       r.fits_memory() ? "yes" : "NO");
-  }
-  return out;
+std::string results_csv(const std::vector<sim::OutputRow>& rows) {
+  std::vector<sim::JsonRow> json_rows;
+  for (const sim::OutputRow& row : rows) json_rows.push_back(sim::row_json(row));
+  return sim::rows_csv(json_rows, sim::RowsOf::Run);
 }
 
 // "resnet-50 p2p 8 GPUs batch 100000 needs 15728.07 GB on a GPU of 16 GB".
@@ -372,10 +278,11 @@ void run(const RunOptions& o, const CLI::App& cmd) {
   }
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
+  const std::vector<sim::OutputRow> output = output_rows(rows, experiment);
   if (o.format == "json") {
-    out = results_json(rows, experiment.seed).dump(2) + "\n";
+    out = results_json(output, experiment).dump(2) + "\n";
   } else if (o.format == "csv") {
-    out = results_csv(rows);
+    out = results_csv(output);
   } else {
     out = fmt::format("{} (strong = fixed {} images per epoch; speedup against the same method "
                       "on 1 GPU)\n",
@@ -392,13 +299,13 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     out += "\n";
     std::vector<const sim::ResultRow*> listed;
     for (const sim::ResultRow& r : rows) listed.push_back(&r);
-    out += exchange_legend(listed) + "\n" + results_table(rows);
+    out += exchange_legend(listed) + "\n" + sim::rows_table(output, sim::run_table_view(), true);
     if (sampled(rows)) {
       out += fmt::format("\nvariability: {} sampled iterations per configuration, seed {} "
                          "(docs/variability.md); spd = speedup against the mean of 1 GPU, eff = "
                          "spd / gpus\n\n",
                          rows.front().spread.samples, experiment.seed);
-      out += spread_table(rows);
+      out += sim::rows_table(output, sim::spread_table_view(), true);
     }
     if (exported) {
       out += fmt::format("\nchakra trace: {}.0.et .. {}.{}.et, {} nodes per GPU (its GPU work and "

@@ -8,6 +8,7 @@
 #include <memory>
 #include <thread>
 
+#include "sim/experiment/result_writer.hpp"
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/result_text.hpp"
 #include "topologies/core/error.hpp"
@@ -56,48 +57,17 @@ void show_progress(const sweep::SweepProgress& p) {
   }
 }
 
-std::string axis_cell(const sweep::JsonRow& row, const std::string& axis) {
-  const auto& v = row[axis];
-  return v.is_string() ? v.get<std::string>() : fmt::format("{:g}", v.get<double>());
-}
-
-// The varied axes, then what was predicted: one line per run. As in the predicted columns, an
-// axis of numbers (gpus, spatial, batch) is right-aligned and one of names (machine, comm)
-// left-aligned, its header with its values, so that digits line up under each other.
-std::string sweep_table(const sweep::Study& study, const std::vector<sweep::JsonRow>& rows) {
-  struct AxisColumn {
-    std::string axis;
-    size_t width = 0;
-    bool numbers = true;
-  };
+// The varied axes, as the rows hold them, then what was predicted: one line per run. An axis of
+// numbers (gpus, spatial, batch) is right-aligned and one of names (machine, comm) left-aligned,
+// its header with its values, so that digits line up under each other.
+std::string sweep_table(const sweep::Study& study, const std::vector<sim::OutputRow>& rows) {
   std::vector<std::string> axes = study.axes;
   if (axes.empty()) axes = {"machine", "workload", "comm", "gpus"};
-  std::vector<AxisColumn> columns;
-  for (const std::string& axis : axes) {
-    AxisColumn c{axis, axis.size()};
-    for (const auto& row : rows) {
-      c.width = std::max(c.width, axis_cell(row, axis).size());
-      c.numbers = c.numbers && row[axis].is_number();
-    }
-    columns.push_back(c);
-  }
-  const auto cell = [](const AxisColumn& c, const std::string& text) {
-    return c.numbers ? fmt::format("{:>{}} ", text, c.width) : fmt::format("{:<{}} ", text, c.width);
-  };
-  std::string out;
-  for (const AxisColumn& c : columns) out += cell(c, c.axis);
-  out += fmt::format("{:>10} {:>10} {:>7} {:>6} {:>9} {:>9} {:>8} {:>4}\n", "iter ms", "epoch s",
-                     "speedup", "eff %", "FP+BP ms", "WU ms", "GPU0 GB", "fits");
-  for (const auto& row : rows) {
-    for (const AxisColumn& c : columns) out += cell(c, axis_cell(row, c.axis));
-    out += fmt::format("{:>10.2f} {:>10.1f} {:>7.2f} {:>6.0f} {:>9.2f} {:>9.2f} {:>8.2f} {:>4}\n",
-                       row["iteration_s"].get<double>() * 1e3, row["epoch_s"].get<double>(),
-                       row["speedup"].get<double>(), row["efficiency"].get<double>() * 100,
-                       row["fpbp_s"].get<double>() * 1e3, row["wu_s"].get<double>() * 1e3,
-                       row["memory_gpu0_gb"].get<double>(),
-                       row.value("fits_memory", true) ? "yes" : "NO");
-  }
-  return out;
+  std::vector<sim::ViewColumn> view;
+  for (const std::string& axis : axes) view.push_back({.key = axis, .as_written = true});
+  const auto& measures = sim::sweep_table_measures();
+  view.insert(view.end(), measures.begin(), measures.end());
+  return sim::rows_table(rows, view, false);
 }
 
 void run_study(const SweepCommandOptions& o) {
@@ -112,10 +82,12 @@ void run_study(const SweepCommandOptions& o) {
   sweep::write_sweep_outputs(study, outcome, options.shard, options.out_dir);
   const auto figures = o.plot_dir.empty() ? std::vector<std::string>{}
                                           : report::write_sweep_plots(study, outcome.rows, o.plot_dir);
-  std::vector<sweep::JsonRow> rows;
+  std::vector<sim::OutputRow> rows;
+  std::vector<sim::JsonRow> json_rows;
   std::vector<const sim::ResultRow*> results;
   for (const sweep::SweepRow& row : outcome.rows) {
-    rows.push_back(sweep::row_json(row));
+    rows.push_back(sweep::output_row(row));
+    json_rows.push_back(sim::row_json(rows.back()));
     results.push_back(&row.result);
   }
   const auto too_big = std::count_if(results.begin(), results.end(),
@@ -125,9 +97,9 @@ void run_study(const SweepCommandOptions& o) {
                         "false, NO in the table)", too_big, rows.size()));
   }
   if (o.format == "json") {
-    std::cout << nlohmann::ordered_json(rows).dump(1) << "\n";
+    std::cout << sim::JsonRow(json_rows).dump(1) << "\n";
   } else if (o.format == "csv") {
-    std::cout << sweep::rows_csv(rows);
+    std::cout << sim::rows_csv(json_rows, sim::RowsOf::Study);
   } else {
     std::cout << fmt::format("{}: {} runs ({} simulated, {} cached) -> {}/results.csv\n\n", study.name,
                              rows.size(), outcome.simulated, outcome.cached, options.out_dir)

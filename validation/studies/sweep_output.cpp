@@ -4,14 +4,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <initializer_list>
 #include <iterator>
 #include <map>
 #include <system_error>
 #include <utility>
 
-#include "sim/replay/replay.hpp"
-#include "topologies/core/csv.hpp"
+#include "sim/experiment/result_writer.hpp"
 #include "topologies/core/output_file.hpp"
 #include "validation/studies/run_hash.hpp"
 
@@ -25,8 +23,6 @@ using nlohmann::ordered_json;
 const Origin kOut{"--out", 0};
 
 std::string quoted(const std::string& text) { return json(text).dump(); }
-
-std::string routing_of(const sim::Experiment& e) { return e.routing.empty() ? "default" : e.routing; }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -64,12 +60,13 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
   for (size_t i = 0; i < study.runs.size(); ++i) {
     const Run& r = study.runs[i];
     const sim::Experiment& e = r.experiment;
+    const sim::RunSettings settings = sim::run_settings_of(e);
     out += fmt::format("  - {{index: {}, hash: {}, machine: {}, workload: {}, comm: {}, routing: {}, "
                        "fusion_mb: {:g}, protocol: {}, decode_threads: {}, scaling: {}, images: {}, "
                        "batch: {}, gpus: {}, {}{}{}}}\n",
                        i, run_hashes[i], quoted(r.machine.label), quoted(r.config.workload),
-                       r.config.comm, routing_of(e), sim::allreduce_buffer_mb(e), e.protocol,
-                       sim::decode_threads_of(e),
+                       r.config.comm, settings.routing, settings.fusion_mb, settings.protocol,
+                       settings.decode_threads,
                        e.scaling == sim::Scaling::Weak ? "weak" : "strong", e.images, r.config.batch,
                        r.config.gpus,
                        e.samples > 0 ? fmt::format("samples: {}, seed: {}", e.samples, e.seed)
@@ -81,7 +78,7 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
 }
 
 ordered_json results_document(const std::string& name, const std::string& identity, size_t runs,
-                              const Shard& shard, const std::vector<JsonRow>& rows) {
+                              const Shard& shard, const std::vector<sim::JsonRow>& rows) {
   ordered_json doc = {{"study", name}, {"study_hash", identity}, {"runs", runs}};
   if (shard.count > 1) doc["shard"] = fmt::format("{}/{}", shard.index, shard.count);
   doc["rows"] = rows;
@@ -89,9 +86,10 @@ ordered_json results_document(const std::string& name, const std::string& identi
 }
 
 void write_results(const ordered_json& doc, const std::string& out_dir) {
-  std::vector<JsonRow> rows(doc["rows"].begin(), doc["rows"].end());
+  std::vector<sim::JsonRow> rows(doc["rows"].begin(), doc["rows"].end());
   write_output_file((fs::path(out_dir) / "results.json").string(), doc.dump(1) + "\n", kOut);
-  write_output_file((fs::path(out_dir) / "results.csv").string(), rows_csv(rows), kOut);
+  write_output_file((fs::path(out_dir) / "results.csv").string(),
+                    sim::rows_csv(rows, sim::RowsOf::Study), kOut);
 }
 
 // Copies the shards' cached results (runs/HASH.json, not a killed shard's temporary files) into
@@ -121,101 +119,16 @@ void merge_caches(const std::vector<std::string>& shard_dirs, const std::string&
 
 }  // namespace
 
-JsonRow row_json(const SweepRow& row) {
-  const sim::Experiment& e = row.run.experiment;
-  const sim::ResultRow& r = row.result;
-  ordered_json links = ordered_json::object();
-  double max_use = 0;
-  for (const auto& [kind, u] : r.link_utilisation) {
-    links[kind] = {{"max", u.max}, {"mean", u.mean}};
-    max_use = std::max(max_use, u.max);
-  }
-  ordered_json json = {{"index", row.index},
-          {"hash", row.hash},
-          {"machine", row.run.machine.label},
-          {"topology", r.topology},
-          {"workload", row.run.config.workload},
-          {"comm", row.run.config.comm},
-          {"exchange", r.exchange},
-          {"routing", routing_of(e)},
-          {"fusion_mb", sim::allreduce_buffer_mb(e)},
-          {"protocol", e.protocol},
-          {"decode_threads", sim::decode_threads_of(e)},
-          {"scaling", r.scaling},
-          {"gpus", r.gpus},
-          {"batch", r.batch},
-          {"iteration_s", r.iteration_s},
-          {"epoch_s", r.epoch_s},
-          {"setup_s", r.setup_s},
-          {"speedup", r.speedup},
-          {"efficiency", r.speedup / r.gpus},
-          {"throughput_img_s", r.throughput_img_s},
-          {"fpbp_s", r.fpbp_s},
-          {"wu_s", r.wu_s},
-          {"input_wait_s", r.input_wait_s},
-          {"rest_s", r.rest_s},
-          {"overlap_s", r.overlap_s},
-          {"exposed_comm_s", r.exposed_comm_s},
-          {"memory_gpu0_gb", r.memory_gpu0_gb},
-          {"memory_max_other_gb", r.memory_max_other_gb},
-          {"gpu_memory_gb", r.gpu_memory_gb},
-          {"fits_memory", r.fits_memory()},
-          {"max_link_utilisation", max_use},
-          {"link_utilisation", links}};
-  json["spatial"] = r.spatial_ways;
-  if (const sim::IterationSpread& s = r.spread; s.samples > 0) {
-    json["samples"] = s.samples;
-    for (const auto& [key, value] : std::initializer_list<std::pair<const char*, double>>{
-             {"iteration_p10_s", s.p10_s}, {"iteration_p50_s", s.p50_s},
-             {"iteration_p90_s", s.p90_s}, {"speedup_p10", s.speedup_p10},
-             {"speedup_p50", s.speedup_p50}, {"speedup_p90", s.speedup_p90}}) {
-      json[key] = value;
-    }
-  }
-  return json;
-}
-
-// The columns a sampled study's rows add (row_json), in results.csv's order.
-const std::vector<std::string> kSpreadColumns = {"samples",         "iteration_p10_s",
-                                                 "iteration_p50_s", "iteration_p90_s",
-                                                 "speedup_p10",     "speedup_p50",
-                                                 "speedup_p90"};
-
-std::string rows_csv(const std::vector<JsonRow>& rows) {
-  std::vector<std::string> columns = {
-      "index", "hash", "machine", "topology", "workload", "comm", "exchange", "routing",
-      "fusion_mb", "protocol",
-      "decode_threads", "scaling", "gpus", "batch", "iteration_s", "epoch_s", "setup_s", "speedup",
-      "efficiency", "throughput_img_s", "fpbp_s", "wu_s", "input_wait_s", "rest_s", "overlap_s",
-      "exposed_comm_s",
-      "memory_gpu0_gb", "memory_max_other_gb", "gpu_memory_gb", "fits_memory",
-      "max_link_utilisation"};
-  if (!rows.empty() && rows.front().contains("samples")) {
-    columns.insert(columns.end(), kSpreadColumns.begin(), kSpreadColumns.end());
-  }
-  // A study that splits samples says how many GPUs shared each (1: data parallelism alone).
-  if (std::any_of(rows.begin(), rows.end(), [](const JsonRow& row) { return row["spatial"] != 1; })) {
-    columns.push_back("spatial");
-  }
-  std::string out = csv_record(columns);
-  for (const JsonRow& row : rows) {
-    std::vector<std::string> cells;
-    for (const std::string& c : columns) {
-      const auto& v = row[c];
-      cells.push_back(v.is_string() ? v.get<std::string>()
-                      : v.is_number_float() ? fmt::format("{:.9g}", v.get<double>())
-                                            : v.dump());
-    }
-    out += csv_record(cells);
-  }
-  return out;
+sim::OutputRow output_row(const SweepRow& row) {
+  return {&row.result, sim::run_settings_of(row.run.experiment),
+          sim::StudyPlace{row.index, row.hash, row.run.machine.label}};
 }
 
 void write_sweep_outputs(const Study& study, const SweepOutcome& outcome, const Shard& shard,
                          const std::string& out_dir) {
   const std::string identity = identity_of(study, outcome.run_hashes);
-  std::vector<JsonRow> rows;
-  for (const SweepRow& row : outcome.rows) rows.push_back(row_json(row));
+  std::vector<sim::JsonRow> rows;
+  for (const SweepRow& row : outcome.rows) rows.push_back(sim::row_json(output_row(row)));
   write_output_file((fs::path(out_dir) / "study.yaml").string(),
                     resolved_study_yaml(study, outcome.run_hashes, identity), kOut);
   write_results(results_document(study.name, identity, study.runs.size(), shard, rows), out_dir);
@@ -224,7 +137,7 @@ void write_sweep_outputs(const Study& study, const SweepOutcome& outcome, const 
 void merge_sweep_outputs(const std::vector<std::string>& shard_dirs, const std::string& out_dir) {
   std::string name, identity;
   size_t runs = 0;
-  std::map<size_t, JsonRow> by_index;
+  std::map<size_t, sim::JsonRow> by_index;
   for (const std::string& dir : shard_dirs) {
     const std::string path = (fs::path(dir) / "results.json").string();
     const ordered_json doc = ordered_json::parse(read_text(path), nullptr, false);
@@ -259,7 +172,7 @@ void merge_sweep_outputs(const std::vector<std::string>& shard_dirs, const std::
   merge_caches(shard_dirs, out_dir);
   const std::string study_yaml = read_text((fs::path(shard_dirs.front()) / "study.yaml").string());
   write_output_file((fs::path(out_dir) / "study.yaml").string(), study_yaml, kOut);
-  std::vector<JsonRow> rows;
+  std::vector<sim::JsonRow> rows;
   for (auto& [index, row] : by_index) rows.push_back(std::move(row));
   write_results(results_document(name, identity, runs, Shard{}, rows), out_dir);
 }

@@ -2,25 +2,23 @@
 //  - results.json: {"study", "study_hash", "runs", ["shard"], "rows": [one object per run]};
 //  - results.csv: the same rows, one line each (tidy: one column per setting and per measure);
 //  - study.yaml: the study resolved, every run spelled out with its hash.
-// Both results files are rendered from the JSON rows, so a merge of shards (which reads them
-// back) writes the same bytes as one sweep of the whole study.
+// Rows are the result schema's (sim/experiment/result_schema.hpp) with the study's own columns, by the
+// writer `run` uses too. Both results files are rendered from the JSON rows, so a merge of shards
+// (which reads them back) writes the same bytes as one sweep of the whole study.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
+#include "sim/experiment/result_schema.hpp"
 #include "validation/studies/study.hpp"
 #include "validation/studies/sweep_row.hpp"
 #include "validation/studies/sweep_runner.hpp"
 
 namespace gpuscale::sweep {
 
-using JsonRow = nlohmann::ordered_json;
-
-JsonRow row_json(const SweepRow& row);
-std::string rows_csv(const std::vector<JsonRow>& rows);
+// A finished run as the result schema's row: its result, settings and place in the study.
+sim::OutputRow output_row(const SweepRow& row);
 
 // Writes results.json, results.csv and study.yaml into `out_dir` (a shard writes its own rows).
 void write_sweep_outputs(const Study& study, const SweepOutcome& outcome, const Shard& shard,

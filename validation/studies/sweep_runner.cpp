@@ -11,6 +11,8 @@
 #include <optional>
 #include <system_error>
 
+#include "sim/engine/isolated.hpp"
+#include "sim/experiment/result_row_codec.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/output_file.hpp"
 #include "validation/studies/process_pool.hpp"
@@ -26,10 +28,11 @@ std::string cache_path(const std::string& out_dir, const std::string& hash) {
   return (fs::path(out_dir) / "runs" / (hash + ".json")).string();
 }
 
-// A cached result: the simulation's own JSON (sim::simulate_configuration) under the run's hash.
+// A cached result: the run's row (sim::simulate_configuration), by ResultRow's one codec
+// (sim/experiment/result_row_codec.hpp), under the run's hash.
 struct Cached {
   bool damaged = false;               // a file is there, but no whole result of the run
-  std::optional<std::string> result;
+  std::optional<sim::ResultRow> result;
 };
 
 // A file that holds no whole result of its run (cut short by a crash outside gpuscale's
@@ -42,10 +45,14 @@ Cached read_cached(const std::string& path, const std::string& hash) {
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!in || j.is_discarded() || !j.is_object() || !j.contains("hash") || j["hash"] != hash ||
-      !j.contains("result") || !j["result"].is_object()) {
+      !j.contains("result")) {
     return {true, std::nullopt};
   }
-  return {false, j["result"].dump()};
+  try {
+    return {false, j["result"].get<sim::ResultRow>()};
+  } catch (const json::exception&) {
+    return {true, std::nullopt};
+  }
 }
 
 Run on_one_gpu(Run run) {
@@ -97,7 +104,7 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
                             need(one_gpu, run_hash(one_gpu, fingerprint)));
   }
 
-  std::map<std::string, std::string> result_of_hash;
+  std::map<std::string, sim::ResultRow> result_of_hash;
   std::vector<size_t> to_simulate;
   for (size_t t = 0; t < tasks.size(); ++t) {
     const std::string path = cache_path(options.out_dir, task_hash[t]);
@@ -123,19 +130,19 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
       [&](size_t k) {
         const Run& run = tasks[to_simulate[k]];
         try {
-          return sim::simulate_configuration(run.experiment, run.config);
+          return sim::encode_result(sim::simulate_configuration(run.experiment, run.config));
         } catch (const std::exception& e) {
           throw ConfigError({}, fmt::format("run {}: {}", describe(run), e.what()));
         }
       },
       [&](size_t k, const std::string& result) {
         const std::string& hash = task_hash[to_simulate[k]];
-        const json entry = {{"hash", hash},
-                            {"run", describe(tasks[to_simulate[k]])},
-                            {"result", json::parse(result)}};
+        const auto row = sim::decode_result<sim::ResultRow>(result);
+        const json entry = {
+            {"hash", hash}, {"run", describe(tasks[to_simulate[k]])}, {"result", row}};
         write_output_file(cache_path(options.out_dir, hash), entry.dump() + "\n",
                           Origin{"--out", 0});
-        result_of_hash[hash] = result;
+        result_of_hash[hash] = row;
         ++state.finished;
         if (progress) progress(state);
       });
@@ -145,13 +152,8 @@ SweepOutcome run_sweep(const Study& study, const SweepOptions& options,
   for (size_t k = 0; k < mine.size(); ++k) {
     const Run& run = study.runs[mine[k]];
     const auto& [hash, one_gpu_hash] = row_hashes[k];
-    const wl::FrameworkConfig framework = sim::framework_of(run.experiment);
-    SweepRow row{mine[k], hash, run,
-                 sim::result_row_of(run.experiment, framework, run.config, result_of_hash[hash])};
-    const Run one_gpu = on_one_gpu(run);
-    const sim::ResultRow base = sim::result_row_of(one_gpu.experiment, framework, one_gpu.config,
-                                                   result_of_hash[one_gpu_hash]);
-    sim::set_speedup(row.result, run.experiment.scaling, base.epoch_s);
+    SweepRow row{mine[k], hash, run, result_of_hash.at(hash)};
+    sim::set_speedup(row.result, run.experiment.scaling, result_of_hash.at(one_gpu_hash).epoch_s);
     outcome.rows.push_back(std::move(row));
   }
   return outcome;

@@ -6,6 +6,7 @@
 // exactly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <functional>
@@ -216,7 +217,12 @@ TEST(Variability, TheSameSeedGivesTheSameOutput) {
   ASSERT_EQ(first.status, 0) << first.err;
   EXPECT_EQ(first.out, again.out);
   EXPECT_NE(first.out, other.out);
-  EXPECT_THAT(first.out, ::testing::HasSubstr("\"variability\""));
+  const auto j = nlohmann::json::parse(first.out);
+  EXPECT_EQ(j["seed"], 5);
+  for (const auto& row : j["results"]) {
+    EXPECT_EQ(row["samples"], 20) << row.dump();
+    EXPECT_LE(row["iteration_p10_s"].get<double>(), row["iteration_p90_s"].get<double>());
+  }
 }
 
 }  // namespace
