@@ -3,7 +3,6 @@
 #include <memory>
 #include <stdexcept>
 
-#include "sim/engine/simgrid_platform.hpp"
 #include "sim/replay/forward_backward.hpp"
 #include "sim/replay/input_phase.hpp"
 #include "sim/replay/replay_exchange.hpp"
@@ -28,13 +27,12 @@ class Replay {
         graph_(s, s.exchange->process_per_gpu()) {}
 
   ReplayResult run() {
-    const auto engine = make_engine();
     graph_.build_platform(routed_schedules(), compute_hosts());
     ForwardBackward passes(graph_, tasks_, s_.halo);
     InputPhase input(graph_);
     const std::unique_ptr<GradientExchangeBuild> exchange = s_.exchange->build(graph_);
     compile(input, passes, *exchange);
-    graph_.dag().run();
+    graph_.run();
     double compute_s = passes.layers_s();
     for (double u : graph_.update_seconds()) compute_s += u;
     ReplayResult result = measure_replay({&graph_.dag(), &iterations_, graph_.draws().any_varies(),

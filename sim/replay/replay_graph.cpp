@@ -28,12 +28,6 @@ ReplayGraph::ReplayGraph(const ReplaySetup& s, bool process_per_gpu)
     python_per_key_s_ = host.python_per_key.value.value;
     metric_sync_s_ = host.metric_sync.value.value;
   }
-  if (s.record_timeline) dag_.record_legs();
-  const wl::ExecutionModel& execution = s.framework->execution;
-  for (int r = 0; r < compute_ranks_; ++r) {
-    compute_pools_.push_back(make_pool(execution.gpu_compute_workers));
-  }
-  for (int r = 0; r < ranks_; ++r) copy_pools_.push_back(make_pool(execution.gpu_copy_workers));
   const double element = wl::bytes_per_element(s.workload->precision);
   for (const wl::ParamTensor& t : s.costs->tensors) {
     tensor_bytes_.push_back(t.elements * element);
@@ -43,16 +37,20 @@ ReplayGraph::ReplayGraph(const ReplaySetup& s, bool process_per_gpu)
 
 void ReplayGraph::build_platform(const std::vector<coll::Schedule>& routed,
                                  const std::vector<int>& hosts) {
-  std::vector<topo::Leg> legs;
-  std::vector<int> platform_hosts = hosts;
-  for (const coll::Schedule& schedule : routed) {
-    for (topo::Leg& leg : schedule_legs(schedule, *s_.router, s_.gpus)) legs.push_back(std::move(leg));
-    for (int gpu : schedule_hosts(schedule, s_.gpus)) platform_hosts.push_back(gpu);
+  PlatformNeeds needs;
+  needs.hosts = hosts;
+  for (const coll::Schedule& schedule : routed) needs.add(schedule, *s_.router, s_.gpus);
+  sim_.emplace(*s_.topology, *s_.router, s_.gpus, needs,
+               [this](double bytes) { return reduction_s(bytes); });
+  if (s_.record_timeline) {
+    dag().record_legs();
+    compiler().record_ops();
   }
-  platform_ = SimgridPlatform::build(*s_.topology, legs, platform_hosts);
-  compiler_.emplace(*s_.topology, *s_.router, platform_, s_.gpus,
-                    [this](double bytes) { return reduction_s(bytes); });
-  if (s_.record_timeline) compiler_->record_ops();
+  const wl::ExecutionModel& execution = s_.framework->execution;
+  for (int r = 0; r < compute_ranks_; ++r) {
+    compute_pools_.push_back(make_pool(execution.gpu_compute_workers));
+  }
+  for (int r = 0; r < ranks_; ++r) copy_pools_.push_back(make_pool(execution.gpu_copy_workers));
 }
 
 KernelRecord ReplayGraph::tensor_kernel(const char* verb, KernelCategory category, size_t t,
@@ -63,7 +61,7 @@ KernelRecord ReplayGraph::tensor_kernel(const char* verb, KernelCategory categor
 
 ReplayGraph::NodeId ReplayGraph::host_work(double seconds, const std::vector<NodeId>& deps) {
   if (seconds <= 0) return join(deps);
-  return dag_.add({DagExecutor::Kind::Delay, nullptr, seconds, {}, 0, 0}, deps);
+  return dag().add({DagExecutor::Kind::Delay, nullptr, seconds, {}, 0, 0}, deps);
 }
 
 ReplayGraph::NodeId ReplayGraph::step(Thread& thread, double seconds, std::vector<NodeId> deps) {
@@ -121,10 +119,8 @@ coll::Schedule ReplayGraph::schedule_for(const std::string& algorithm, double by
 }
 
 ReplayGraph::NodeId ReplayGraph::append_schedule(const coll::Schedule& schedule, NodeId start) {
-  if (evaluated_from_link_loads(schedule, ranks_)) {
-    return compiler_->append_lock_step(dag_, schedule, start, 0);
-  }
-  return compiler_->append(dag_, schedule, start);
+  if (evaluated_from_link_loads(schedule, ranks_)) return sim_->append_lock_step(schedule, start, 0);
+  return sim_->append(schedule, start);
 }
 
 coll::Schedule ReplayGraph::copy_schedule(int src, int dst, double bytes) const {

@@ -20,7 +20,7 @@
 #include "sim/collectives/schedule.hpp"
 #include "sim/engine/dag_executor.hpp"
 #include "sim/engine/schedule_nodes.hpp"
-#include "sim/engine/simgrid_platform.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/replay/host_threads.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
@@ -37,9 +37,12 @@ class ReplayGraph {
   // decides, ReplayExchange::process_per_gpu).
   ReplayGraph(const ReplaySetup& setup, bool process_per_gpu);
 
-  // The platform of the run, once the phases and the exchange have said what it must hold: the
-  // legs of every rank pair a schedule simulates flow by flow, and the GPUs that compute.
+  // The run's simulation (the SimGrid engine and platform, the DAG), once the phases and the
+  // exchange have said what the platform must hold: the legs of every rank pair a schedule
+  // simulates flow by flow, and the GPUs that compute. Nothing is added to the graph before.
   void build_platform(const std::vector<coll::Schedule>& routed, const std::vector<int>& hosts);
+  // Runs the graph to its end.
+  void run() { sim_->run(); }
 
   const ReplaySetup& setup() const { return s_; }
   int ranks() const { return ranks_; }
@@ -52,10 +55,10 @@ class ReplayGraph {
   int processes() const { return process_per_gpu_ ? compute_ranks_ : 1; }
   int process_of(int rank) const { return process_per_gpu_ ? rank : 0; }
 
-  DagExecutor& dag() { return dag_; }
-  const DagExecutor& dag() const { return dag_; }
-  ScheduleCompiler& compiler() { return *compiler_; }
-  const ScheduleCompiler& compiler() const { return *compiler_; }
+  DagExecutor& dag() { return sim_->dag(); }
+  const DagExecutor& dag() const { return sim_->dag(); }
+  ScheduleCompiler& compiler() { return sim_->compiler(); }
+  const ScheduleCompiler& compiler() const { return sim_->compiler(); }
   VariabilityDraws& draws() { return draws_; }
   const VariabilityDraws& draws() const { return draws_; }
   // The iteration's factor on the work of `rank`'s engine threads.
@@ -72,7 +75,7 @@ class ReplayGraph {
   double metric_sync_s() const { return metric_sync_s_; }
 
   // --- Nodes ---------------------------------------------------------------------------------
-  NodeId join(const std::vector<NodeId>& deps) { return dag_.add({}, deps); }
+  NodeId join(const std::vector<NodeId>& deps) { return dag().add({}, deps); }
   // A delay on no resource: host work, or a join when `seconds` is 0.
   NodeId host_work(double seconds, const std::vector<NodeId>& deps);
 
@@ -82,9 +85,9 @@ class ReplayGraph {
   NodeId compute_node(int rank, double seconds, const std::vector<NodeId>& deps, Label label) {
     DagExecutor::Spec spec;
     spec.kind = DagExecutor::Kind::Compute;
-    spec.host = platform_.host(s_.gpus[static_cast<size_t>(rank)]);
+    spec.host = sim_->host(s_.gpus[static_cast<size_t>(rank)]);
     spec.seconds = seconds;
-    const NodeId id = dag_.add(std::move(spec), deps);
+    const NodeId id = dag().add(std::move(spec), deps);
     if (s_.record_timeline) {
       KernelRecord record = label();
       record.node = id;
@@ -133,7 +136,7 @@ class ReplayGraph {
   HostThreadPool& copy_pool(int rank) { return copy_pools_[static_cast<size_t>(rank)]; }
   // A pool of `threads` threads (0: no waiting) for an exchange method's own serialisation.
   HostThreadPool make_pool(int threads) {
-    return HostThreadPool(dag_, s_.mechanisms.engine ? threads : 0);
+    return HostThreadPool(dag(), s_.mechanisms.engine ? threads : 0);
   }
 
   // --- Weights -------------------------------------------------------------------------------
@@ -177,9 +180,7 @@ class ReplayGraph {
   std::vector<double> update_s_;
   ProtocolChoice protocol_;
   VariabilityDraws draws_;
-  SimgridPlatform platform_;
-  std::optional<ScheduleCompiler> compiler_;  // once the platform exists
-  DagExecutor dag_;
+  std::optional<Simulation> sim_;  // once the platform's needs are known
   std::vector<Thread> python_;
   // Engine worker pools per GPU; a deque, since pools never move.
   std::deque<HostThreadPool> compute_pools_, copy_pools_;
