@@ -129,7 +129,7 @@ std::vector<std::string> exchange_names(const std::vector<std::string>& exchange
   }
   if (!algorithms.empty() && !takes_algorithm) {
     throw ConfigError(named_at, "an algorithm is chosen for a method that runs one (allreduce): "
-                                "the others run their own; drop --algo or add allreduce");
+                                "the others run their own; drop the algorithm or add allreduce");
   }
   std::vector<std::string> names;
   for (const std::string& e : methods) {

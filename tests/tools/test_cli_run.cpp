@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -554,6 +555,53 @@ TEST(CliRun, ABadTimelineWindowIsOneLineAndWritesNothing) {
   const auto r = run_command(kGpuscale + " run --workload lenet --gpus 2 --timeline-window 0:5");
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, ::testing::HasSubstr("--timeline-window requires --timeline")) << r.err;
+}
+
+}  // namespace
+}  // namespace gpuscale
+
+namespace gpuscale {
+namespace {
+
+using testing::run_command;
+
+// The framework's exchange method and the collective algorithm set apart, and today's --comm
+// names as their aliases: the same pair gives the same bytes whichever way it is named, and
+// prints under its alias.
+TEST(CliRunExchange, ExchangeAndAlgoGiveWhatTheirCommAliasGives) {
+  const std::string run = std::string(GPUSCALE_EXECUTABLE) +
+                          " run --workload lenet --gpus 1,2 --batch 16 --format csv ";
+  const auto by_alias = run_command(run + "--comm p2p,nccl_tree");
+  const auto by_pair = run_command(run + "--exchange kvstore_device,allreduce --algo nccl_tree");
+  ASSERT_EQ(by_alias.status, 0) << by_alias.err;
+  ASSERT_EQ(by_pair.status, 0) << by_pair.err;
+  EXPECT_EQ(by_pair.out, by_alias.out);
+  EXPECT_THAT(by_pair.out, ::testing::HasSubstr(",p2p,mxnet: kvstore=device per key,"));
+  EXPECT_THAT(by_pair.out, ::testing::HasSubstr(",nccl_tree,mxnet: horovod fusion"));
+  // --algo alone means the allreduce; `nccl` is NCCL's ring there as on --comm.
+  EXPECT_EQ(run_command(run + "--algo nccl").out, run_command(run + "--comm nccl").out);
+}
+
+TEST(CliRunExchange, MisnamedOrMismatchedExchangesAreOneLineErrors) {
+  const std::string run = std::string(GPUSCALE_EXECUTABLE) + " run --workload lenet --gpus 2 ";
+  const auto both = run_command(run + "--comm nccl --exchange allreduce");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_THAT(both.err, ::testing::HasSubstr("--comm: names the exchange and its algorithm in one "
+                                             "name"));
+  const auto lacking = run_command(run + "--framework pytorch-ddp --exchange kvstore_device");
+  EXPECT_EQ(lacking.status, 2);
+  EXPECT_THAT(lacking.err, ::testing::HasSubstr("framework 'pytorch-ddp' has no exchange method "
+                                                "'kvstore_device' (it has: allreduce;"));
+  const auto own = run_command(run + "--exchange kvstore_nccl --algo nccl_tree");
+  EXPECT_EQ(own.status, 2);
+  EXPECT_THAT(own.err, ::testing::HasSubstr("the others run their own"));
+  const auto typo = run_command(run + "--exchange kvstore_devce");
+  EXPECT_EQ(typo.status, 2);
+  EXPECT_THAT(typo.err, ::testing::HasSubstr("did you mean 'kvstore_device'?"));
+  for (const auto* r : {&both, &lacking, &own, &typo}) {
+    EXPECT_TRUE(r->out.empty());
+    EXPECT_EQ(std::count(r->err.begin(), r->err.end(), '\n'), 1) << r->err;
+  }
 }
 
 }  // namespace
