@@ -9,7 +9,8 @@ namespace gpuscale::sim {
 
 AllreduceBuild::AllreduceBuild(ReplayGraph& graph, std::string algorithm,
                                bool updates_after_every_exchange)
-    : g_(graph), algorithm_(std::move(algorithm)),
+    : g_(graph),
+      algorithm_(std::move(algorithm)),
       after_every_exchange_(updates_after_every_exchange) {}
 
 AllreduceBuild::NodeId AllreduceBuild::allreduce(double bytes, NodeId start) {
@@ -62,9 +63,9 @@ void AllreduceBuild::end_iteration(ExchangeIteration& it) {
     for (int r = 0; r < g_.compute_ranks(); ++r) {
       const auto ri = static_cast<size_t>(r);
       const NodeId step_issued = it.pushed[t][static_cast<size_t>(g_.process_of(r))];
-      it.weights[t][ri] = host_waits ? g_.update_op(r, t, {all_exchanged})
-                                     : g_.update_op(r, t, {it.backward_issued[ri], step_issued},
-                                                    all_exchanged);
+      it.weights[t][ri] =
+          host_waits ? g_.update_op(r, t, {all_exchanged})
+                     : g_.update_op(r, t, {it.backward_issued[ri], step_issued}, all_exchanged);
     }
     it.updated(t);
   }
@@ -98,11 +99,12 @@ void AllreduceMethod::export_exchange(ExchangeTrace& trace) const {
       total += trace.bytes_of(g);
     }
     const bool flat = flat_buffer(group.size());
-    const std::string what =
-        group_name(k, group.size(), trace.name_of(trace.gradients()[static_cast<size_t>(group.front())]));
+    const std::string what = group_name(
+        k, group.size(), trace.name_of(trace.gradients()[static_cast<size_t>(group.front())]));
     const double copy_s = trace.copy_s(total);
     if (flat) deps = {trace.kernel(fmt::format("copy into {}", what), copy_s, deps)};
-    previous = trace.collective(fmt::format("allreduce {}", what), wl::Collective::AllReduce, total, deps);
+    previous =
+        trace.collective(fmt::format("allreduce {}", what), wl::Collective::AllReduce, total, deps);
     if (flat) previous = trace.kernel(fmt::format("copy out of {}", what), copy_s, {previous});
     for (int i : group) exchanged[static_cast<size_t>(i)] = {previous};
   }

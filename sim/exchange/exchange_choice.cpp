@@ -71,7 +71,8 @@ ExchangeChoice parse(const std::string& name, const wl::FrameworkConfig& framewo
   if (!contains(comm_alias_names(), name)) {
     throw ConfigError(named_at, unknown_name_message("comm method", name, known_names()));
   }
-  if (const ExchangeMethodEntry* m = method_of_alias(name); m && framework.has_exchange_method(m->name)) {
+  if (const ExchangeMethodEntry* m = method_of_alias(name);
+      m && framework.has_exchange_method(m->name)) {
     return {m->name, m->own_algorithm, {}};
   }
   return {std::string(kAllreduce), algorithm_of_alias(name, named_at), {}};
@@ -85,7 +86,8 @@ std::string canonical_name(const ExchangeChoice& choice, const wl::FrameworkConf
   if (!m.own_algorithm.empty()) return m.name;
   const std::string alias = choice.algorithm == "nccl_ring" ? "nccl" : choice.algorithm;
   const ExchangeMethodEntry* claimed = method_of_alias(alias);
-  if (m.name == kAllreduce && !(claimed != nullptr && framework.has_exchange_method(claimed->name))) {
+  if (m.name == kAllreduce &&
+      !(claimed != nullptr && framework.has_exchange_method(claimed->name))) {
     return alias;
   }
   return m.name + kBy + choice.algorithm;
@@ -128,8 +130,9 @@ std::vector<std::string> exchange_names(const std::vector<std::string>& exchange
     takes_algorithm = takes_algorithm || find_exchange_method(e, named_at).own_algorithm.empty();
   }
   if (!algorithms.empty() && !takes_algorithm) {
-    throw ConfigError(named_at, "an algorithm is chosen for a method that runs one (allreduce): "
-                                "the others run their own; drop the algorithm or add allreduce");
+    throw ConfigError(named_at,
+                      "an algorithm is chosen for a method that runs one (allreduce): "
+                      "the others run their own; drop the algorithm or add allreduce");
   }
   std::vector<std::string> names;
   for (const std::string& e : methods) {
@@ -137,7 +140,8 @@ std::vector<std::string> exchange_names(const std::vector<std::string>& exchange
       names.push_back(e);
       continue;
     }
-    for (const std::string& a : algorithms.empty() ? std::vector<std::string>{"nccl_ring"} : algorithms) {
+    for (const std::string& a :
+         algorithms.empty() ? std::vector<std::string>{"nccl_ring"} : algorithms) {
       names.push_back(e + kBy + allreduce_algorithm(a, named_at));
     }
   }
@@ -150,8 +154,9 @@ bool read_exchanges(const MapReader& map, std::vector<std::string>& names,
   const ConfigNode* exchange = map.find("exchange");
   const ConfigNode* algo = map.find("algo");
   if (comm != nullptr && (exchange != nullptr || algo != nullptr)) {
-    throw ConfigError(comm->origin(), "'comm' names an exchange and its algorithm in one name; "
-                                      "give it, or 'exchange' and 'algo', not both");
+    throw ConfigError(comm->origin(),
+                      "'comm' names an exchange and its algorithm in one name; "
+                      "give it, or 'exchange' and 'algo', not both");
   }
   if (comm != nullptr) {
     for (const ConfigNode* item : items_or_one(*comm, "comm")) {
@@ -165,7 +170,8 @@ bool read_exchanges(const MapReader& map, std::vector<std::string>& names,
   auto read_list = [](const ConfigNode* node, std::string_view what) {
     std::vector<std::string> values;
     if (node != nullptr) {
-      for (const ConfigNode* item : items_or_one(*node, what)) values.push_back(read_string(*item, what));
+      for (const ConfigNode* item : items_or_one(*node, what))
+        values.push_back(read_string(*item, what));
     }
     return values;
   };
@@ -200,7 +206,8 @@ std::unique_ptr<ExchangeMethod> make_exchange(const ExchangeChoice& choice,
                                               const wl::FrameworkConfig& framework,
                                               const wl::AllreduceModel& allreduce,
                                               wl::ReducerPolicy reducers) {
-  return find_exchange_method(choice.exchange).make({&framework, allreduce, choice.algorithm, reducers});
+  return find_exchange_method(choice.exchange)
+      .make({&framework, allreduce, choice.algorithm, reducers});
 }
 
 }  // namespace gpuscale::sim

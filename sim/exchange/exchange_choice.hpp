@@ -11,8 +11,9 @@
 //   nccl_reduce_bcast               kvstore_nccl where the framework has it, else an allreduce by
 //                                   the nccl_reduce_bcast algorithm;
 //   nccl                            an allreduce by nccl_ring;
-//   any other algorithm A           an allreduce by A (nccl_tree, nccl_auto, ring, rabenseifner...);
-//   allreduce:A                     an allreduce by A, whatever the framework (allreduce alone: by
+//   any other algorithm A           an allreduce by A (nccl_tree, nccl_auto, ring,
+//   rabenseifner...); allreduce:A                     an allreduce by A, whatever the framework
+//   (allreduce alone: by
 //                                   nccl_ring).
 // A resolved method is printed under one name, its alias in that framework where one stands for
 // it (so --exchange kvstore_device under MXNet prints as p2p, --exchange allreduce --algo
@@ -67,9 +68,8 @@ ExchangeChoice resolve_exchange(const std::string& name, const wl::FrameworkConf
                                 const Origin& named_at = {});
 
 // The method `choice` names, made for a run of `framework` grouping allreduces as `allreduce`.
-std::unique_ptr<ExchangeMethod> make_exchange(const ExchangeChoice& choice,
-                                              const wl::FrameworkConfig& framework,
-                                              const wl::AllreduceModel& allreduce,
-                                              wl::ReducerPolicy reducers = wl::ReducerPolicy::Greedy);
+std::unique_ptr<ExchangeMethod> make_exchange(
+    const ExchangeChoice& choice, const wl::FrameworkConfig& framework,
+    const wl::AllreduceModel& allreduce, wl::ReducerPolicy reducers = wl::ReducerPolicy::Greedy);
 
 }  // namespace gpuscale::sim

@@ -45,7 +45,8 @@ class HorovodFusionBuild : public AllreduceBuild {
   bool on_a_cycle() const { return model_.cycle.value > 0; }
 
   void schedule_tick() {
-    const NodeId tick = g_.dag().add({DagExecutor::Kind::Delay, nullptr, model_.cycle.value, {}, 0, 0}, {});
+    const NodeId tick =
+        g_.dag().add({DagExecutor::Kind::Delay, nullptr, model_.cycle.value, {}, 0, 0}, {});
     g_.dag().on_done(tick, [this](double) { on_tick(); });
   }
 
@@ -65,14 +66,15 @@ class HorovodFusionBuild : public AllreduceBuild {
     while (i < ready.size()) {
       double bytes = 0;
       std::vector<int> buffer;
-      while (i < ready.size() &&
-             model_.joins_fusion_buffer(static_cast<int>(buffer.size()), bytes, bytes_of(ready[i]))) {
+      while (i < ready.size() && model_.joins_fusion_buffer(static_cast<int>(buffer.size()), bytes,
+                                                            bytes_of(ready[i]))) {
         bytes += bytes_of(ready[i]);
         buffer.push_back(ready[i++]);
       }
       const NodeId start = g_.join(last_on_stream_ >= 0 ? std::vector<NodeId>{last_on_stream_}
                                                         : std::vector<NodeId>{});
-      last_on_stream_ = buffer.size() > 1 ? flat_buffer_allreduce(bytes, start) : allreduce(bytes, start);
+      last_on_stream_ =
+          buffer.size() > 1 ? flat_buffer_allreduce(bytes, start) : allreduce(bytes, start);
       for (int index : buffer) {
         const NodeId latch = latches_[static_cast<size_t>(index)];
         g_.dag().on_done(last_on_stream_, [this, latch](double) { g_.dag().release(latch); });
@@ -117,7 +119,8 @@ class HorovodFusion : public AllreduceMethod {
   // 21-45 at v0.19.1).
   wl::ExchangeBuffers buffers(const wl::WorkloadCosts& /*costs*/, double /*element_bytes*/,
                               int gpus) const override {
-    return {false, std::vector<double>(static_cast<size_t>(gpus), settings().allreduce.buffer.value)};
+    return {false,
+            std::vector<double>(static_cast<size_t>(gpus), settings().allreduce.buffer.value)};
   }
   // Packed as if every gradient reached the fusion queue in one cycle (the replay packs what
   // each cycle finds ready, which depends on time: these are the fewest, largest buffers).

@@ -3,9 +3,9 @@
 // GPU's copy worker, with a sync), the reducer's own gradient too (CommDevice::Reduce copies all
 // n sources, comm.h:521-547; one GPU: none), one ElementwiseSum on the reducer, the optimizer
 // once there (update_on_kvstore), then one copy per GPU from the reducer's copy worker. The
-// reducer of each key is MXNet's greedy size-balanced choice (workloads/src/reducer_assignment.hpp).
-// Its copies between GPUs without peer access go as the framework says
-// (FrameworkConfig::copies_without_peer_access: through host memory in MXNet).
+// reducer of each key is MXNet's greedy size-balanced choice
+// (workloads/src/reducer_assignment.hpp). Its copies between GPUs without peer access go as the
+// framework says (FrameworkConfig::copies_without_peer_access: through host memory in MXNet).
 #include <fmt/format.h>
 
 #include <set>
@@ -38,8 +38,9 @@ class KvstoreDeviceBuild : public GradientExchangeBuild {
     std::vector<NodeId> gathered{ranks > 1 ? g_.local_copy_op(root, t, {on(root)}) : on(root)};
     for (int src = 0; src < ranks; ++src) {
       if (src == root) continue;
-      gathered.push_back(g_.engine_op(g_.copy_pool(src), g_.engine_factor(src), {on(src)}, 1, 1,
-                                      [&](NodeId start) { return g_.copy(src, root, bytes, start); }));
+      gathered.push_back(
+          g_.engine_op(g_.copy_pool(src), g_.engine_factor(src), {on(src)}, 1, 1,
+                       [&](NodeId start) { return g_.copy(src, root, bytes, start); }));
     }
     NodeId merged = gathered.front();
     if (ranks > 1) {
@@ -101,7 +102,8 @@ class KvstoreDevice : public ExchangeMethod {
     wl::ExchangeBuffers out{framework().update_on_kvstore,
                             std::vector<double>(static_cast<size_t>(gpus), 0.0)};
     std::vector<double> key_bytes;
-    for (const wl::ParamTensor& t : costs.tensors) key_bytes.push_back(static_cast<double>(t.elements) * element_bytes);
+    for (const wl::ParamTensor& t : costs.tensors)
+      key_bytes.push_back(static_cast<double>(t.elements) * element_bytes);
     const std::vector<int> reducer = wl::assign_reducers(key_bytes, gpus, settings().reducers);
     const double stored_per_key =
         out.optimizer_in_store ? 1.0 + framework().optimizer_state_per_param : 0.0;
@@ -116,8 +118,9 @@ class KvstoreDevice : public ExchangeMethod {
   void export_exchange(ExchangeTrace& trace) const override {
     std::vector<std::vector<int>> exchanged;
     for (const ExchangeTrace::Gradient& g : trace.gradients()) {
-      exchanged.push_back({trace.collective(fmt::format("allreduce {}", trace.name_of(g)),
-                                            wl::Collective::AllReduce, trace.bytes_of(g), g.ready)});
+      exchanged.push_back(
+          {trace.collective(fmt::format("allreduce {}", trace.name_of(g)),
+                            wl::Collective::AllReduce, trace.bytes_of(g), g.ready)});
     }
     trace.updates(exchanged, false);
   }

@@ -26,20 +26,21 @@ class KvstoreNcclBuild : public GradientExchangeBuild {
     const int calls = g_.ranks() > 1 ? g_.ranks() : 0;
     const double process_factor = g_.draws().process(0);
     std::vector<NodeId>& weights = it.weights[t];
-    const NodeId reduced = g_.engine_op(nccl_ops_, process_factor, ready, calls, calls,
-                                        [&](NodeId start) {
-      if (calls == 0) return start;
-      return g_.append_schedule(g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Reduce), start);
-    });
+    const NodeId reduced =
+        g_.engine_op(nccl_ops_, process_factor, ready, calls, calls, [&](NodeId start) {
+          if (calls == 0) return start;
+          return g_.append_schedule(
+              g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Reduce), start);
+        });
     const NodeId updated = g_.update_op(0, t, {reduced});
     if (g_.ranks() == 1) {
       weights[0] = g_.local_copy_op(0, t, {updated});
     } else {
-      const NodeId broadcast = g_.engine_op(nccl_ops_, process_factor, {updated}, calls, calls,
-                                            [&](NodeId start) {
-        return g_.append_schedule(g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Broadcast),
-                                  start);
-      });
+      const NodeId broadcast =
+          g_.engine_op(nccl_ops_, process_factor, {updated}, calls, calls, [&](NodeId start) {
+            return g_.append_schedule(
+                g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Broadcast), start);
+          });
       for (NodeId& w : weights) w = broadcast;
     }
     it.updated(t);

@@ -45,7 +45,8 @@ class PerTensorAllreduce : public AllreduceMethod {
     return groups;
   }
   bool flat_buffer(size_t /*tensors*/) const override { return false; }
-  std::string group_name(size_t /*k*/, size_t /*tensors*/, const std::string& tensor) const override {
+  std::string group_name(size_t /*k*/, size_t /*tensors*/,
+                         const std::string& tensor) const override {
     return tensor;
   }
 };

@@ -46,7 +46,8 @@ const ExchangeMethodEntry& find_exchange_method(std::string_view name, const Ori
   for (const ExchangeMethodEntry& m : exchange_methods()) {
     if (m.name == name) return m;
   }
-  throw ConfigError(named_at, unknown_name_message("exchange method", name, exchange_method_names()));
+  throw ConfigError(named_at,
+                    unknown_name_message("exchange method", name, exchange_method_names()));
 }
 
 }  // namespace gpuscale::sim

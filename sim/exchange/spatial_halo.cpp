@@ -8,8 +8,11 @@ namespace gpuscale::sim {
 
 SpatialHalo::SpatialHalo(wl::SpatialSplit split, std::vector<std::vector<wl::SpatialLayer>> members,
                          int ranks, int batch, double element_bytes)
-    : split_(split), members_(std::move(members)), compute_ranks_(simulated_compute_ranks(ranks)),
-      batch_(batch), element_bytes_(element_bytes) {
+    : split_(split),
+      members_(std::move(members)),
+      compute_ranks_(simulated_compute_ranks(ranks)),
+      batch_(batch),
+      element_bytes_(element_bytes) {
   if (ranks % split_.ways() != 0 || static_cast<int>(members_.size()) != split_.ways()) {
     throw std::logic_error("a spatial split needs whole groups of ranks and a plan per member");
   }
@@ -58,7 +61,8 @@ const wl::SpatialPass* SpatialHalo::pass_of(int rank, const wl::Task& task) cons
   if (task.kind == wl::TaskKind::BackwardWeights) return nullptr;
   const wl::SpatialLayer& layer =
       members_[static_cast<size_t>(member_of(rank))][static_cast<size_t>(task.layer)];
-  const wl::SpatialPass& pass = task.kind == wl::TaskKind::Forward ? layer.forward : layer.backward_data;
+  const wl::SpatialPass& pass =
+      task.kind == wl::TaskKind::Forward ? layer.forward : layer.backward_data;
   return pass.receives.empty() ? nullptr : &pass;
 }
 

@@ -21,8 +21,8 @@ class SpatialHalo : public PassExchange {
   // `members[m][layer]`: what the group's member m receives, for each of `ranks` ranks at `batch`
   // samples per GPU of `element_bytes` per value. Throws std::logic_error unless the ranks form
   // whole groups and there is a plan per member.
-  SpatialHalo(wl::SpatialSplit split, std::vector<std::vector<wl::SpatialLayer>> members,
-              int ranks, int batch, double element_bytes);
+  SpatialHalo(wl::SpatialSplit split, std::vector<std::vector<wl::SpatialLayer>> members, int ranks,
+              int batch, double element_bytes);
 
   std::optional<double> interior_fraction(int rank, const wl::Task& task) const override;
   std::vector<NodeId> receive(ReplayGraph& graph, int rank, const wl::Task& task,

@@ -8,14 +8,17 @@ namespace gpuscale::sim {
 
 ForwardBackward::ForwardBackward(ReplayGraph& graph, const wl::IterationGraph& tasks,
                                  const PassExchange* halo)
-    : g_(graph), halo_(halo), sync_after_op_(graph.setup().framework->execution.sync_after_op),
+    : g_(graph),
+      halo_(halo),
+      sync_after_op_(graph.setup().framework->execution.sync_after_op),
       reads_loss_before_backward_(graph.setup().framework->execution.training_loop ==
                                   wl::TrainingLoop::PytorchMain),
       stream_tail_(static_cast<size_t>(graph.compute_ranks()), -1) {
   const ReplaySetup& s = g_.setup();
   tensors_of_layer_.resize(s.workload->layers.size());
   for (size_t t = 0; t < s.costs->tensors.size(); ++t) {
-    tensors_of_layer_[static_cast<size_t>(s.costs->tensors[t].layer)].push_back(static_cast<int>(t));
+    tensors_of_layer_[static_cast<size_t>(s.costs->tensors[t].layer)].push_back(
+        static_cast<int>(t));
   }
   for (size_t l = 0; l < s.workload->layers.size(); ++l) {
     layer_times_.push_back(l == 0 ? compute::LayerTimes{}
@@ -27,7 +30,8 @@ ForwardBackward::ForwardBackward(ReplayGraph& graph, const wl::IterationGraph& t
 void ForwardBackward::form_segments(const wl::IterationGraph& tasks) {
   std::vector<const wl::Task*> kernels;
   for (const wl::Task& task : tasks.tasks) {
-    if (task.kind != wl::TaskKind::Exchange && task.kind != wl::TaskKind::Update) kernels.push_back(&task);
+    if (task.kind != wl::TaskKind::Exchange && task.kind != wl::TaskKind::Update)
+      kernels.push_back(&task);
   }
   const int bulk = g_.setup().framework->execution.bulk_segment_ops;
   const auto has_parameters = [&](int layer) {
@@ -60,8 +64,9 @@ PassesDone ForwardBackward::build(int k, const IssuedWork& work,
                                   const std::vector<std::vector<NodeId>>& weights,
                                   IterationNodes& nodes) {
   const auto cr = static_cast<size_t>(g_.compute_ranks());
-  PassesDone out{std::vector<std::vector<NodeId>>(tensors_of_layer_.size(), std::vector<NodeId>(cr, -1)),
-                 std::vector<NodeId>(cr, -1), std::vector<NodeId>(cr, -1)};
+  PassesDone out{
+      std::vector<std::vector<NodeId>>(tensors_of_layer_.size(), std::vector<NodeId>(cr, -1)),
+      std::vector<NodeId>(cr, -1), std::vector<NodeId>(cr, -1)};
   std::vector<NodeId> loss_read(cr, -1);
   for (int r = 0; r < g_.compute_ranks(); ++r) {
     const auto ri = static_cast<size_t>(r);
@@ -74,7 +79,8 @@ PassesDone ForwardBackward::build(int k, const IssuedWork& work,
       if (reads_loss_before_backward_ && segment.front()->kind != wl::TaskKind::Forward &&
           loss_read[ri] < 0) {
         // loss.item(): the Python thread waits for the forward before it issues backward.
-        loss_read[ri] = g_.python_step(g_.process_of(r), g_.metric_sync_s(), {out.forward_done[ri]});
+        loss_read[ri] =
+            g_.python_step(g_.process_of(r), g_.metric_sync_s(), {out.forward_done[ri]});
         ready.push_back(loss_read[ri]);
       }
       if (work.loaded[ri] >= 0) ready.push_back(work.loaded[ri]);
@@ -109,7 +115,8 @@ PassesDone ForwardBackward::build(int k, const IssuedWork& work,
       previous = sync_after_op_ ? done : last_launch;
       out.backward_issued[ri] = previous;
       for (const wl::Task* task : segment) {
-        if (task->kind == wl::TaskKind::BackwardWeights) out.grad_ready[static_cast<size_t>(task->layer)][ri] = done;
+        if (task->kind == wl::TaskKind::BackwardWeights)
+          out.grad_ready[static_cast<size_t>(task->layer)][ri] = done;
       }
       if (segment.front()->kind == wl::TaskKind::Forward) out.forward_done[ri] = done;
     }
@@ -127,20 +134,22 @@ ForwardBackward::NodeId ForwardBackward::kernel(int rank, const wl::Task& task,
       task.kind == wl::TaskKind::Forward
           ? std::tuple{compute::TrainingPass::forward, times.forward.value, "fwd"}
       : task.kind == wl::TaskKind::BackwardWeights
-          ? std::tuple{compute::TrainingPass::backward_weights, times.backward_weights.value, "bwd-weights"}
+          ? std::tuple{compute::TrainingPass::backward_weights, times.backward_weights.value,
+                       "bwd-weights"}
           : std::tuple{compute::TrainingPass::backward_data, times.backward_data.value, "bwd-data"};
   const std::string& layer = s.workload->layers[static_cast<size_t>(task.layer)].name;
   auto run = [&](double part, const std::vector<NodeId>& after) {
     const NodeId id = g_.compute_node(rank, seconds * part * g_.draws().compute(rank), after, [&] {
-      return kernel_record(
-          fmt::format("{} {}", verb, layer),
-          pass == compute::TrainingPass::forward ? KernelCategory::forward : KernelCategory::backward,
-          layer, 0, s.compute->pass_plan(task.layer, pass, s.batch).algorithm);
+      return kernel_record(fmt::format("{} {}", verb, layer),
+                           pass == compute::TrainingPass::forward ? KernelCategory::forward
+                                                                  : KernelCategory::backward,
+                           layer, 0, s.compute->pass_plan(task.layer, pass, s.batch).algorithm);
     });
     if (gpu_work != nullptr) gpu_work->push_back(id);
     return id;
   };
-  const std::optional<double> interior = halo_ ? halo_->interior_fraction(rank, task) : std::nullopt;
+  const std::optional<double> interior =
+      halo_ ? halo_->interior_fraction(rank, task) : std::nullopt;
   if (!interior) return run(1, deps);
   // The interior while the receives travel, then the border.
   const NodeId start = g_.join(deps);

@@ -55,10 +55,9 @@ IssuedWork InputPhase::build(int k, IterationNodes& nodes) {
       work.issued[ri] = g_.python_step(p, g_.python_per_gpu_s(), {});
       if (s.mechanisms.input) {
         const double bytes = s.input.sample_bytes * s.batch;
-        work.loaded[ri] = g_.engine_op(g_.copy_pool(r), g_.engine_factor(r), {work.issued[ri]}, 1, 1,
-                                       [&](NodeId start) {
-                                         return g_.host_work(bytes / s.input.h2d_bytes_per_s, {start});
-                                       });
+        work.loaded[ri] = g_.engine_op(
+            g_.copy_pool(r), g_.engine_factor(r), {work.issued[ri]}, 1, 1,
+            [&](NodeId start) { return g_.host_work(bytes / s.input.h2d_bytes_per_s, {start}); });
       }
     }
   }

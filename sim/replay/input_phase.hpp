@@ -41,11 +41,11 @@ class InputPhase {
   NodeId decode_batch(int k, Thread& decoder, const std::vector<NodeId>& taken, double factor);
 
   ReplayGraph& g_;
-  double decode_s_ = 0;  // one batch of one process on its decode threads
-  std::vector<Thread> decode_;                   // [simulated process]
-  std::vector<std::vector<NodeId>> fetched_;     // [simulated process][k]
-  std::vector<Thread> job_decode_;               // [job process], where every process decodes
-  std::vector<std::vector<NodeId>> job_taken_;   // [job process][k]
+  double decode_s_ = 0;                         // one batch of one process on its decode threads
+  std::vector<Thread> decode_;                  // [simulated process]
+  std::vector<std::vector<NodeId>> fetched_;    // [simulated process][k]
+  std::vector<Thread> job_decode_;              // [job process], where every process decodes
+  std::vector<std::vector<NodeId>> job_taken_;  // [job process][k]
 };
 
 }  // namespace gpuscale::sim

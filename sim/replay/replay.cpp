@@ -23,7 +23,8 @@ using NodeId = DagExecutor::NodeId;
 class Replay {
  public:
   explicit Replay(const ReplaySetup& s)
-      : s_(s), tasks_(wl::build_iteration_graph(*s.workload, *s.costs, static_cast<int>(s.gpus.size()))),
+      : s_(s),
+        tasks_(wl::build_iteration_graph(*s.workload, *s.costs, static_cast<int>(s.gpus.size()))),
         graph_(s, s.exchange->process_per_gpu()) {}
 
   ReplayResult run() {
@@ -35,9 +36,9 @@ class Replay {
     graph_.run();
     double compute_s = passes.layers_s();
     for (double u : graph_.update_seconds()) compute_s += u;
-    ReplayResult result = measure_replay({&graph_.dag(), &iterations_, graph_.draws().any_varies(),
-                                          compute_s, graph_.compute_ranks(),
-                                          &graph_.compiler().link_bytes()});
+    ReplayResult result =
+        measure_replay({&graph_.dag(), &iterations_, graph_.draws().any_varies(), compute_s,
+                        graph_.compute_ranks(), &graph_.compiler().link_bytes()});
     if (s_.record_timeline) {
       result.timeline = replay_timeline(*s_.topology, *s_.router, s_.gpus, graph_.dag(),
                                         graph_.compiler(), graph_.kernels());
@@ -49,7 +50,8 @@ class Replay {
   // The GPUs that run kernels: the platform's hosts, beside those the schedules add.
   std::vector<int> compute_hosts() const {
     std::vector<int> hosts;
-    for (int r = 0; r < graph_.compute_ranks(); ++r) hosts.push_back(s_.gpus[static_cast<size_t>(r)]);
+    for (int r = 0; r < graph_.compute_ranks(); ++r)
+      hosts.push_back(s_.gpus[static_cast<size_t>(r)]);
     return hosts;
   }
 
@@ -71,7 +73,8 @@ class Replay {
   void compile(InputPhase& input, ForwardBackward& passes, GradientExchangeBuild& exchange) {
     const auto cr = static_cast<size_t>(graph_.compute_ranks());
     // [tensor][rank]: the new weights of the previous iteration, on each compute rank's GPU.
-    std::vector<std::vector<NodeId>> weights(graph_.tensor_bytes().size(), std::vector<NodeId>(cr, -1));
+    std::vector<std::vector<NodeId>> weights(graph_.tensor_bytes().size(),
+                                             std::vector<NodeId>(cr, -1));
     for (int k = 0; k < s_.iterations; ++k) {
       graph_.draws().next_iteration();
       IterationNodes nodes;

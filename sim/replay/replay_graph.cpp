@@ -9,9 +9,11 @@
 namespace gpuscale::sim {
 
 ReplayGraph::ReplayGraph(const ReplaySetup& s, bool process_per_gpu)
-    : s_(s), ranks_(static_cast<int>(s.gpus.size())),
+    : s_(s),
+      ranks_(static_cast<int>(s.gpus.size())),
       compute_ranks_(simulated_compute_ranks(ranks_)),
-      process_per_gpu_(process_per_gpu), sync_after_op_(s.framework->execution.sync_after_op),
+      process_per_gpu_(process_per_gpu),
+      sync_after_op_(s.framework->execution.sync_after_op),
       protocol_(*s.topology, *s.router, s.gpus, s.rings, s.node_of_rank, s.protocol),
       draws_(s.topology->variability(), s.samples > 0, s.seed, ranks_, compute_ranks_,
              process_per_gpu ? ranks_ : 1, process_per_gpu ? compute_ranks_ : 1),
@@ -77,13 +79,16 @@ ReplayGraph::NodeId ReplayGraph::update_op(int rank, size_t t, const std::vector
                                            NodeId stream_waits_for) {
   NodeId issued = -1;
   HostThreadPool& pool = compute_pool(compute_rank(rank));
-  const NodeId done = engine_op(pool, engine_factor(rank), ready, 1, 1, [&](NodeId start) {
-    std::vector<NodeId> deps{start};
-    if (stream_waits_for >= 0) deps.push_back(stream_waits_for);
-    return compute_node(rank, update_s_[t], deps, [&] {
-      return tensor_kernel("update", KernelCategory::update, t, tensor_bytes_[t]);
-    });
-  }, &issued);
+  const NodeId done = engine_op(
+      pool, engine_factor(rank), ready, 1, 1,
+      [&](NodeId start) {
+        std::vector<NodeId> deps{start};
+        if (stream_waits_for >= 0) deps.push_back(stream_waits_for);
+        return compute_node(rank, update_s_[t], deps, [&] {
+          return tensor_kernel("update", KernelCategory::update, t, tensor_bytes_[t]);
+        });
+      },
+      &issued);
   if (rank < compute_ranks_) updates_issued_[static_cast<size_t>(rank)].push_back(issued);
   return done;
 }
@@ -119,7 +124,8 @@ coll::Schedule ReplayGraph::schedule_for(const std::string& algorithm, double by
 }
 
 ReplayGraph::NodeId ReplayGraph::append_schedule(const coll::Schedule& schedule, NodeId start) {
-  if (evaluated_from_link_loads(schedule, ranks_)) return sim_->append_lock_step(schedule, start, 0);
+  if (evaluated_from_link_loads(schedule, ranks_))
+    return sim_->append_lock_step(schedule, start, 0);
   return sim_->append(schedule, start);
 }
 
@@ -136,6 +142,8 @@ ReplayGraph::NodeId ReplayGraph::copy(int src, int dst, double bytes, NodeId sta
   return append_schedule(copy_schedule(src, dst, bytes), start);
 }
 
-double ReplayGraph::reduction_s(double bytes) const { return s_.compute->reduction_time(bytes).value; }
+double ReplayGraph::reduction_s(double bytes) const {
+  return s_.compute->reduction_time(bytes).value;
+}
 
 }  // namespace gpuscale::sim

@@ -57,7 +57,8 @@ ReplayResult measure_replay(const ReplayMeasureInputs& in) {
   // A deterministic run splits its last iteration; one whose iterations vary averages the
   // split over its samples, as it does the iteration time, so that the parts add up to it.
   const int first_split = in.samples_vary && n > 1 ? 1 : n - 1;
-  for (int k = first_split; k < n; ++k) add_split(dag, iterations, k, 1.0 / (n - first_split), result);
+  for (int k = first_split; k < n; ++k)
+    add_split(dag, iterations, k, 1.0 / (n - first_split), result);
   result.rest_s = result.iteration_s - result.fpbp_s - result.wu_s - result.input_wait_s;
   result.compute_s = in.compute_s;
   result.exposed_comm_s = std::max(0.0, result.iteration_s - result.compute_s);

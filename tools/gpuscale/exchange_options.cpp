@@ -54,8 +54,9 @@ std::vector<std::string> exchange_names(const ExchangeOptions& o, const CLI::App
   const bool comm = cmd.count("--comm") > 0;
   const bool pair = cmd.count("--exchange") > 0 || cmd.count("--algo") > 0;
   if (comm && pair) {
-    throw ConfigError({"--comm", 0}, "names the exchange and its algorithm in one name: give it, "
-                                     "or --exchange and --algo, not both");
+    throw ConfigError({"--comm", 0},
+                      "names the exchange and its algorithm in one name: give it, "
+                      "or --exchange and --algo, not both");
   }
   if (comm) {
     for (const std::string& name : o.comms) sim::check_exchange_name(name, {"--comm", 0});

@@ -98,7 +98,8 @@ TEST(ExchangeBuffers, OneGpuExchangesNothing) {
 TEST(ExchangeMethods, DescribeWhatTheyDoAsTheFrameworkGroups) {
   const wl::FrameworkConfig mxnet = wl::load_framework("mxnet");
   EXPECT_EQ(method("p2p", mxnet, mxnet.allreduce)->describe(), "kvstore=device per key");
-  EXPECT_EQ(method("nccl_reduce_bcast", mxnet, mxnet.allreduce)->describe(), "kvstore=nccl per key");
+  EXPECT_EQ(method("nccl_reduce_bcast", mxnet, mxnet.allreduce)->describe(),
+            "kvstore=nccl per key");
   EXPECT_EQ(method("nccl", mxnet, mxnet.allreduce)->describe(), "horovod fusion 64 MiB every 5 ms");
   wl::AllreduceModel no_cycle = mxnet.allreduce;
   no_cycle.cycle = Seconds{0};
@@ -112,7 +113,8 @@ TEST(ExchangeMethods, DescribeWhatTheyDoAsTheFrameworkGroups) {
 
 TEST(ExchangeMethods, OnlyMxnetsKvstoresCopyByTheFrameworksOwnRouting) {
   const wl::FrameworkConfig mxnet = wl::load_framework("mxnet");
-  EXPECT_EQ(method("p2p", mxnet, mxnet.allreduce)->copy_routing(), mxnet.copies_without_peer_access);
+  EXPECT_EQ(method("p2p", mxnet, mxnet.allreduce)->copy_routing(),
+            mxnet.copies_without_peer_access);
   EXPECT_EQ(method("nccl_reduce_bcast", mxnet, mxnet.allreduce)->copy_routing(), std::nullopt);
   EXPECT_EQ(method("nccl", mxnet, mxnet.allreduce)->copy_routing(), std::nullopt);
 }
@@ -140,9 +142,11 @@ TEST(ExchangeChoice, CommAliasesResolveToTheFrameworksMethodAndKeepTheirNames) {
 TEST(ExchangeChoice, ExchangeAndAlgoPairsPrintAsTheAliasThatMeansThem) {
   const wl::FrameworkConfig mxnet = wl::load_framework("mxnet");
   const wl::FrameworkConfig ddp = wl::load_framework("pytorch-ddp");
-  EXPECT_EQ(exchange_names({"kvstore_device", "allreduce"}, {"nccl_ring", "nccl_tree"}, {}),
-            (std::vector<std::string>{"kvstore_device", "allreduce:nccl_ring", "allreduce:nccl_tree"}));
-  EXPECT_EQ(exchange_names({}, {"rabenseifner"}, {}), std::vector<std::string>{"allreduce:rabenseifner"});
+  EXPECT_EQ(
+      exchange_names({"kvstore_device", "allreduce"}, {"nccl_ring", "nccl_tree"}, {}),
+      (std::vector<std::string>{"kvstore_device", "allreduce:nccl_ring", "allreduce:nccl_tree"}));
+  EXPECT_EQ(exchange_names({}, {"rabenseifner"}, {}),
+            std::vector<std::string>{"allreduce:rabenseifner"});
   EXPECT_EQ(exchange_names({"allreduce"}, {}, {}), std::vector<std::string>{"allreduce:nccl_ring"});
   EXPECT_EQ(resolve_exchange("kvstore_device", mxnet).name, "p2p");
   EXPECT_EQ(resolve_exchange("allreduce:nccl_ring", mxnet).name, "nccl");
@@ -155,14 +159,22 @@ TEST(ExchangeChoice, ExchangeAndAlgoPairsPrintAsTheAliasThatMeansThem) {
 
 TEST(ExchangeChoice, NamesAFrameworkCannotRunAreOneLineErrors) {
   const wl::FrameworkConfig ddp = wl::load_framework("pytorch-ddp");
-  EXPECT_THAT(testing::config_error_of([&] { resolve_exchange("kvstore_device", ddp, {"--exchange", 0}); }),
+  EXPECT_THAT(testing::config_error_of([&] {
+                resolve_exchange("kvstore_device", ddp, {"--exchange", 0});
+              }),
               ::testing::StartsWith("--exchange: framework 'pytorch-ddp' has no exchange method "
                                     "'kvstore_device' (it has: allreduce;"));
-  EXPECT_THAT(testing::config_error_of([] { check_exchange_name("ncl", {"--comm", 0}); }),
+  EXPECT_THAT(testing::config_error_of([] {
+                check_exchange_name("ncl", {"--comm", 0});
+              }),
               ::testing::HasSubstr("unknown comm method 'ncl' (did you mean 'nccl'?)"));
-  EXPECT_THAT(testing::config_error_of([] { check_exchange_name("allreduce:tree", {"--comm", 0}); }),
+  EXPECT_THAT(testing::config_error_of([] {
+                check_exchange_name("allreduce:tree", {"--comm", 0});
+              }),
               ::testing::HasSubstr("unknown allreduce algorithm 'tree'"));
-  EXPECT_THAT(testing::config_error_of([] { exchange_names({"kvstore_nccl"}, {"nccl_tree"}, {"--algo", 0}); }),
+  EXPECT_THAT(testing::config_error_of([] {
+                exchange_names({"kvstore_nccl"}, {"nccl_tree"}, {"--algo", 0});
+              }),
               ::testing::HasSubstr("the others run their own"));
 }
 
