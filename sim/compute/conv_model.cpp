@@ -86,7 +86,7 @@ double tiled_gemm_seconds(const GpuSpec& gpu, const ConvModelParams& params, dou
 // reaches and writes zeros at the other three quarters: DeepBench's Tensor Core rows of these
 // shapes take 0.7-2.7x their forward, where every position would take 4x.
 bool strided_1x1_dgrad_kernel_runs(const ConvShape& s, TrainingPass pass, Precision precision) {
-  return precision == Precision::tensor && pass == TrainingPass::backward_data &&
+  return on_tensor_cores(precision) && pass == TrainingPass::backward_data &&
          s.filter_height == 1 && s.filter_width == 1 && s.stride_height == 2 &&
          s.stride_width == 2;
 }

@@ -13,7 +13,8 @@
 namespace gpuscale::compute {
 namespace {
 
-constexpr std::array<const char*, kPrecisionCount> kPrecisionNames{"fp32", "fp16", "tensor"};
+constexpr std::array<const char*, kPrecisionCount> kPrecisionNames{"fp32", "fp16", "tensor",
+                                                                   "tf32", "bf16", "fp8"};
 
 // A positive quantity of a unit config_reader has no reader for ("15.7 TFLOP/s", "1530 MHz").
 template <typename Quantity>
@@ -61,14 +62,17 @@ GpuSpec read_gpu_spec(const ConfigNode& doc) {
                                 "1530 MHz");
 
   MapReader p(r.require("peak", "{fp32: 15.7 TFLOP/s, fp16: 31.4 TFLOP/s}"),
-              fmt::format("peak of {}", what), {"fp32", "fp16", "tensor"});
+              fmt::format("peak of {}", what), precision_names());
   auto rate = [&](const ConfigNode& node, std::string_view precision) {
     return read_positive(node, fmt::format("{} peak of {}", precision, what), &parse_flop_rate,
                          "15.7 TFLOP/s");
   };
   g.peak_fp32 = rate(p.require("fp32", "15.7 TFLOP/s"), "fp32");
   g.peak_fp16 = rate(p.require("fp16", "31.4 TFLOP/s"), "fp16");
-  if (const ConfigNode* t = p.find("tensor")) g.peak_tensor = rate(*t, "tensor");
+  for (auto [name, peak] : {std::pair{"tensor", &g.peak_tensor}, std::pair{"tf32", &g.peak_tf32},
+                            std::pair{"bf16", &g.peak_bf16}, std::pair{"fp8", &g.peak_fp8}}) {
+    if (const ConfigNode* t = p.find(name)) *peak = rate(*t, name);
+  }
   return g;
 }
 
@@ -87,21 +91,58 @@ std::vector<std::string> precision_names() {
   return {kPrecisionNames.begin(), kPrecisionNames.end()};
 }
 
-double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
-
-FlopsPerSecond GpuSpec::peak(Precision p) const {
+double bytes_per_element(Precision p) {
   switch (p) {
     case Precision::fp32:
-      return peak_fp32;
-    case Precision::fp16:
-      return peak_fp16;
-    case Precision::tensor:
-      if (peak_tensor) return *peak_tensor;
-      throw ConfigError(origin, fmt::format("GPU {} has no Tensor Cores (no 'tensor' peak): use "
-                                            "precision fp16 or fp32",
-                                            name));
+    case Precision::tf32:
+      return 4;
+    case Precision::fp8:
+      return 1;
+    default:
+      return 2;
   }
-  throw std::logic_error("unhandled precision");
+}
+
+bool on_tensor_cores(Precision p) { return p != Precision::fp32 && p != Precision::fp16; }
+
+namespace {
+
+// The Tensor Core peak of `p`, absent where the GPU has none for it.
+const std::optional<FlopsPerSecond>& tensor_peak(const GpuSpec& g, Precision p) {
+  switch (p) {
+    case Precision::tf32: return g.peak_tf32;
+    case Precision::bf16: return g.peak_bf16;
+    case Precision::fp8: return g.peak_fp8;
+    default: return g.peak_tensor;
+  }
+}
+
+}  // namespace
+
+bool GpuSpec::has(Precision p) const {
+  return !on_tensor_cores(p) || tensor_peak(*this, p).has_value();
+}
+
+namespace {
+
+std::vector<std::string> available(const GpuSpec& g) {
+  std::vector<std::string> names;
+  for (int p = 0; p < kPrecisionCount; ++p) {
+    if (g.has(static_cast<Precision>(p))) names.push_back(kPrecisionNames[static_cast<size_t>(p)]);
+  }
+  return names;
+}
+
+}  // namespace
+
+FlopsPerSecond GpuSpec::peak(Precision p) const {
+  if (p == Precision::fp32) return peak_fp32;
+  if (p == Precision::fp16) return peak_fp16;
+  if (const auto& peak = tensor_peak(*this, p)) return *peak;
+  throw ConfigError(origin, fmt::format("GPU {} has no {} Tensor Cores (no '{}' peak): its "
+                                        "precisions are {}",
+                                        name, p == Precision::tensor ? "FP16" : to_string(p),
+                                        to_string(p), fmt::join(available(*this), ", ")));
 }
 
 std::string gpu_model_key(const std::string& model_name) {

@@ -14,16 +14,19 @@
 
 namespace gpuscale::compute {
 
-// The arithmetic a kernel runs: FP32, FP16 on the CUDA cores, or FP16 inputs with FP32
-// accumulation on Tensor Cores (DeepBench's "mixed" precision).
-enum class Precision { fp32, fp16, tensor };
-inline constexpr int kPrecisionCount = 3;
+// The arithmetic a kernel runs: FP32 or FP16 on the CUDA cores, or on Tensor Cores with FP32
+// accumulation: FP16 inputs (`tensor`, DeepBench's "mixed" precision), TF32 (FP32 data, a 10-bit
+// mantissa in the multiply; Ampere on), BF16 (Ampere on), FP8 (E4M3 / E5M2; Hopper on).
+enum class Precision { fp32, fp16, tensor, tf32, bf16, fp8 };
+inline constexpr int kPrecisionCount = 6;
 
 std::string to_string(Precision p);
 std::optional<Precision> precision_from_string(const std::string& name);
 std::vector<std::string> precision_names();
-// Bytes of one stored element: 4 for fp32, 2 for fp16 and tensor.
+// Bytes of one stored element: 4 for fp32 and tf32, 2 for fp16, tensor and bf16, 1 for fp8.
 double bytes_per_element(Precision p);
+// Whether the arithmetic runs on Tensor Cores (tensor, tf32, bf16, fp8).
+bool on_tensor_cores(Precision p);
 
 struct GpuSpec {
   std::string name;                  // the model, as topology files write it: "V100-SXM2"
@@ -39,12 +42,19 @@ struct GpuSpec {
   Hertz boost_clock;
   FlopsPerSecond peak_fp32;
   FlopsPerSecond peak_fp16;
-  std::optional<FlopsPerSecond> peak_tensor;  // absent on GPUs without Tensor Cores
+  // Tensor Core peaks, dense (without 2:4 sparsity); each absent where the GPU has no Tensor
+  // Cores for it: `tensor` (FP16) from Volta, `tf32` and `bf16` from Ampere, `fp8` from Hopper.
+  std::optional<FlopsPerSecond> peak_tensor;
+  std::optional<FlopsPerSecond> peak_tf32;
+  std::optional<FlopsPerSecond> peak_bf16;
+  std::optional<FlopsPerSecond> peak_fp8;
 
   // What a streaming kernel can reach: memory_bandwidth x copy_efficiency.
   BytesPerSecond copy_bandwidth() const { return {memory_bandwidth.value * copy_efficiency}; }
-  // The peak at `p`; throws ConfigError naming the file when the GPU lacks it (tensor on P100).
+  // The peak at `p`; throws ConfigError naming the file when the GPU lacks it (tensor on P100,
+  // bf16 on V100).
   FlopsPerSecond peak(Precision p) const;
+  bool has(Precision p) const;
 };
 
 // A model's name as its spec file is named, lower case ("V100-SXM2" -> "v100-sxm2"): two names

@@ -62,6 +62,12 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
   return p;
 }
 
+// Whether `p` takes the FP16 Tensor Core (`tensor`) constants: a later Tensor Core precision
+// (TF32, BF16, FP8) the file gives none of, as DeepBench's V100 runs cannot (the file says so).
+bool takes_tensor_constants(Precision p, const ConfigNode* given) {
+  return given == nullptr && on_tensor_cores(p) && p != Precision::tensor;
+}
+
 ConvModelParams read_conv_params(const ConfigNode& node) {
   std::vector<std::string> keys = precision_names();
   keys.push_back("tiles");
@@ -74,7 +80,12 @@ ConvModelParams read_conv_params(const ConfigNode& node) {
                        read_integer(tile.require("n", "64"), "tile n", 1, 4096)});
   }
   for (int p = 0; p < kPrecisionCount; ++p) {
-    const std::string name = to_string(static_cast<Precision>(p));
+    const auto precision = static_cast<Precision>(p);
+    const std::string name = to_string(precision);
+    if (takes_tensor_constants(precision, r.find(name))) {
+      c.precision[p] = c.of(Precision::tensor);
+      continue;
+    }
     c.precision[p] = read_conv_precision(r.require(name, "{gemm_efficiency: ...}"),
                                          "convolution " + name);
   }
@@ -137,8 +148,12 @@ AnalyticParams load_analytic_params(const std::string& path) {
   MapReader efficiency(gemm.require("efficiency", "{fp32: 0.8, fp16: 0.8, tensor: 0.8}"),
                        "gemm efficiency", precision_names());
   for (int p = 0; p < kPrecisionCount; ++p) {
-    a.gemm_efficiency[p] = read_fraction(efficiency, to_string(static_cast<Precision>(p)),
-                                         "gemm efficiency", kMaxComputeEfficiency);
+    const auto precision = static_cast<Precision>(p);
+    const std::string name = to_string(precision);
+    a.gemm_efficiency[p] =
+        takes_tensor_constants(precision, efficiency.find(name))
+            ? a.gemm_efficiency[static_cast<int>(Precision::tensor)]
+            : read_fraction(efficiency, name, "gemm efficiency", kMaxComputeEfficiency);
   }
   a.gemm_memory_efficiency =
       read_fraction(gemm, "memory_efficiency", "gemm", kMaxMemoryEfficiency);

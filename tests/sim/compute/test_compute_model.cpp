@@ -95,7 +95,7 @@ TEST(AnalyticModel, TensorPrecisionOnAGpuWithoutTensorCoresIsAConfigError) {
                 analytic_kernel_time(toy_gpu(), toy_params(), {KernelClass::gemm, 1, 1},
                                      Precision::tensor);
               }),
-              HasSubstr("no Tensor Cores"));
+              HasSubstr("has no FP16 Tensor Cores"));
 }
 
 TEST(ConvWork, FlopsBytesAndClassFollowTheShapeAndPass) {
@@ -390,6 +390,40 @@ TEST(GpuSpec, ShippedModelsLoadAndTopologyModelsResolve) {
   EXPECT_NEAR(v100.copy_bandwidth().value, 780e9, 1e9);
   EXPECT_EQ(v100.sm_count, 80);
   EXPECT_FALSE(load_gpu_spec("p100-sxm2").peak_tensor.has_value());
+}
+
+// Tensor Core precisions by generation (datasheets, dense rates): FP16 from Volta, TF32 and BF16
+// from Ampere (half and equal to FP16's), FP8 from Hopper (twice FP16's); a GPU without one
+// says so, naming what it has.
+TEST(GpuSpec, TensorCorePrecisionsComeWithTheirGeneration) {
+  const GpuSpec v100 = load_gpu_spec("V100-SXM2");
+  const GpuSpec a100 = load_gpu_spec("A100-SXM4-80GB");
+  const GpuSpec h100 = load_gpu_spec("H100-SXM");
+  EXPECT_FALSE(v100.has(Precision::bf16));
+  EXPECT_FALSE(a100.has(Precision::fp8));
+  EXPECT_DOUBLE_EQ(a100.peak(Precision::tf32).value, a100.peak(Precision::tensor).value / 2);
+  EXPECT_DOUBLE_EQ(a100.peak(Precision::bf16).value, a100.peak(Precision::tensor).value);
+  EXPECT_DOUBLE_EQ(h100.peak(Precision::tf32).value, 494.7e12);
+  EXPECT_DOUBLE_EQ(h100.peak(Precision::bf16).value, 989.4e12);
+  EXPECT_DOUBLE_EQ(h100.peak(Precision::fp8).value, 1978.9e12);
+  const std::string error = testing::config_error_of([&] { v100.peak(Precision::bf16); });
+  EXPECT_THAT(error, ::testing::HasSubstr("GPU V100-SXM2 has no bf16 Tensor Cores"));
+  EXPECT_THAT(error, ::testing::HasSubstr("its precisions are fp32, fp16, tensor"));
+  EXPECT_DOUBLE_EQ(bytes_per_element(Precision::tf32), 4);
+  EXPECT_DOUBLE_EQ(bytes_per_element(Precision::bf16), 2);
+  EXPECT_DOUBLE_EQ(bytes_per_element(Precision::fp8), 1);
+}
+
+// DeepBench's V100 runs cannot give the later Tensor Core precisions their constants: they take
+// the FP16 Tensor Core ones, as the file says.
+TEST(AnalyticParams, LaterTensorCorePrecisionsTakeTheFp16TensorCoreConstants) {
+  const AnalyticParams a = load_analytic_params(shipped_analytic_params_path());
+  for (Precision p : {Precision::tf32, Precision::bf16, Precision::fp8}) {
+    EXPECT_EQ(a.gemm_efficiency[static_cast<int>(p)],
+              a.gemm_efficiency[static_cast<int>(Precision::tensor)]);
+    EXPECT_EQ(a.conv.of(p).gemm_efficiency, a.conv.of(Precision::tensor).gemm_efficiency);
+    EXPECT_EQ(a.conv.of(p).channel_slice, a.conv.of(Precision::tensor).channel_slice);
+  }
 }
 
 TEST(GpuSpec, AFileByPathLoads) {
