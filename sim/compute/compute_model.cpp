@@ -28,11 +28,47 @@ constexpr int kForward = static_cast<int>(TrainingPass::forward);
 constexpr int kBackwardData = static_cast<int>(TrainingPass::backward_data);
 constexpr int kBackwardWeights = static_cast<int>(TrainingPass::backward_weights);
 
-// The arithmetic the workload's precision runs on `gpu`: FP16 uses Tensor Cores where there are
-// some (cuDNN and cuBLAS pick them for FP16 data since CUDA 9), CUDA-core FP16 elsewhere.
-Precision kernel_precision(wl::Precision precision, const GpuSpec& gpu) {
-  if (precision == wl::Precision::Fp32) return Precision::fp32;
-  return gpu.peak_tensor ? Precision::tensor : Precision::fp16;
+// The arithmetic a recipe's math runs on `gpu`: FP16 uses Tensor Cores where there are some
+// (cuDNN and cuBLAS pick them for FP16 data since CUDA 9), CUDA-core FP16 elsewhere; TF32, BF16
+// and FP8 exist only as Tensor Core modes, and a GPU without one fails on its first kernel.
+Precision kernel_precision(wl::Math math, const GpuSpec& gpu) {
+  switch (math) {
+    case wl::Math::fp32: return Precision::fp32;
+    case wl::Math::fp16: return gpu.peak_tensor ? Precision::tensor : Precision::fp16;
+    case wl::Math::tf32: return Precision::tf32;
+    case wl::Math::bf16: return Precision::bf16;
+    case wl::Math::fp8: return Precision::fp8;
+  }
+  throw std::logic_error("kernel_precision");
+}
+
+bool is_gemm_layer(const LayerPlan& plan) {
+  using M = LayerPlan::Mapping;
+  return plan.mapping == M::conv || plan.mapping == M::fc || plan.mapping == M::attention ||
+         plan.mapping == M::lstm;
+}
+
+// What each layer runs at under `recipe`: a GEMM layer at the recipe's math for it; any other
+// layer is memory-bound and runs on CUDA cores at the dtype it writes.
+std::vector<Precision> layer_precisions(const wl::Workload& workload,
+                                        const std::vector<LayerPlan>& plans,
+                                        const wl::PrecisionRecipe& recipe, const GpuSpec& gpu) {
+  std::vector<Precision> out;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const wl::LayerType type = workload.layers[i].type;
+    out.push_back(is_gemm_layer(plans[i]) ? kernel_precision(recipe.math_of(type), gpu)
+                  : recipe.output_bytes_of(type) == 4 ? Precision::fp32
+                                                      : Precision::fp16);
+  }
+  return out;
+}
+
+std::vector<double> cast_elements(const wl::Workload& workload, const wl::PrecisionRecipe& recipe) {
+  std::vector<double> out;
+  for (const wl::Layer& layer : workload.layers) {
+    out.push_back(wl::cast_weight_elements(layer, recipe));
+  }
+  return out;
 }
 
 LayerTimes to_layer_times(const std::array<double, kTrainingPassCount>& t) {
@@ -49,14 +85,17 @@ void check_layer(int layer, int batch, std::size_t layers) {
 class AnalyticModel final : public ComputeTimeModel {
  public:
   AnalyticModel(const wl::Workload& workload, const wl::WorkloadCosts& costs, const GpuSpec& gpu,
-                const AnalyticParams& params, const ConvAlgorithmPolicy& policy)
+                const AnalyticParams& params, const ConvAlgorithmPolicy& policy,
+                const wl::PrecisionRecipe& recipe)
       : gpu_(gpu),
         params_(params),
         policy_(policy),
-        precision_(kernel_precision(workload.precision, gpu)),
-        element_bytes_(bytes_per_element(precision_)),
-        plans_(plan_layers(workload, costs)) {
-    gpu_.peak(precision_);  // a GPU without the precision fails here, not mid-replay
+        recipe_(recipe),
+        plans_(plan_layers(workload, costs)),
+        precisions_(layer_precisions(workload, plans_, recipe, gpu)),
+        cast_elements_(cast_elements(workload, recipe)) {
+    // A GPU without a precision the recipe runs fails here, not mid-replay.
+    for (Precision p : precisions_) gpu_.peak(p);
   }
 
   std::string name() const override { return "analytic " + gpu_.name; }
@@ -73,54 +112,76 @@ class AnalyticModel final : public ComputeTimeModel {
   // overhead once.
   PassPlan pass_plan(int layer, TrainingPass pass, int batch) const override {
     check_layer(layer, batch, plans_.size());
-    const LayerPlan& plan = plans_[static_cast<size_t>(layer)];
+    const auto index = static_cast<size_t>(layer);
+    const LayerPlan& plan = plans_[index];
     if (!plan.has(pass)) return {};
+    const Precision precision = precisions_[index];
     PassPlan out;
+    out.precision = precision;
     double total = params_.framework_overhead.value;
-    const auto kernels = kernels_of(plan, pass, batch, precision_);  // outlives the loop
+    const auto kernels = kernels_of(plan, pass, batch, precision);  // outlives the loop
     for (const KernelWork& k : kernels.kernels()) {
       if (k.kind != conv_kernel_class(pass)) {  // a GEMM or a streaming kernel (a conv's bias)
-        total += analytic_kernel_time(gpu_, params_, k, precision_).value;
+        total += analytic_kernel_time(gpu_, params_, k, precision).value;
         continue;
       }
       ConvShape shape = plan.conv;
       shape.batch = batch;
       const ConvChoice choice = choose_conv_algorithm(gpu_, params_.conv, params_.launch_overhead,
-                                                      shape, pass, precision_, policy_);
+                                                      shape, pass, precision, policy_);
       total += choice.time.value;
       out.algorithm = to_string(choice.algorithm);
       out.workspace_bytes = choice.workspace_bytes;
+    }
+    if (const std::optional<KernelWork> cast = weight_cast(index, pass)) {
+      out.cast_time = analytic_kernel_time(gpu_, params_, *cast, Precision::fp32);
+      total += out.cast_time.value;
     }
     out.time = {total};
     return out;
   }
 
-  // A sum of two inputs into one output: 3 elements moved per addition.
+  // A sum of two gradient inputs into one output, at the dtype the exchange carries: 3 elements
+  // moved per addition.
   Seconds reduction_time(double bytes) const override {
     if (bytes < 0) throw std::invalid_argument("reduction of negative bytes");
     if (bytes == 0) return {0};
-    const KernelWork sum{KernelClass::elementwise, bytes / element_bytes_ / 3, bytes};
-    return analytic_kernel_time(gpu_, params_, sum, precision_);
+    const KernelWork sum{KernelClass::elementwise, bytes / recipe_.gradient_bytes / 3, bytes};
+    return analytic_kernel_time(gpu_, params_, sum,
+                                recipe_.gradient_bytes == 4 ? Precision::fp32 : Precision::fp16);
   }
 
-  // SGD with momentum, one fused kernel: reads weight, gradient and momentum, writes weight and
-  // momentum (5 elements moved); m = mu m - lr g, w += m: 4 FLOPs. Plus the framework overhead
-  // once: MXNet runs one optimizer operator per key.
+  // The optimizer step of one parameter tensor as the recipe runs it: SGD with momentum
+  // (m = mu m - lr g, w += m: 4 FLOPs per parameter), the recipe's bytes per parameter (the
+  // update's reads and writes, plus unscaling and master-weight copies) over its kernels per
+  // tensor. Plus the framework overhead once: one optimizer operator per key.
   Seconds update_time(long elements) const override {
     if (elements < 0) throw std::invalid_argument("update of a negative number of elements");
     if (elements == 0) return {0};
     const double n = static_cast<double>(elements);
-    const KernelWork sgd{KernelClass::elementwise, 4 * n, 5 * n * element_bytes_};
-    return analytic_layer_time(gpu_, params_, std::span(&sgd, 1), precision_);
+    const int kernels = recipe_.update_kernels_per_tensor;
+    const KernelWork part{KernelClass::elementwise, 4 * n / kernels,
+                          recipe_.update_bytes_per_param * n / kernels};
+    const std::vector<KernelWork> step(static_cast<size_t>(kernels), part);
+    return analytic_layer_time(gpu_, params_, step, Precision::fp32);
   }
 
  private:
+  // The cast of a layer's FP32 weights to 16 bits in forward (4 bytes read, 2 written per
+  // element) and of its 16-bit weight gradient back to FP32 in backward (2 read, 4 written).
+  std::optional<KernelWork> weight_cast(size_t layer, TrainingPass pass) const {
+    const double n = cast_elements_[layer];
+    if (n == 0 || pass == TrainingPass::backward_data) return std::nullopt;
+    return KernelWork{KernelClass::elementwise, n, 6 * n};
+  }
+
   GpuSpec gpu_;
   AnalyticParams params_;
   ConvAlgorithmPolicy policy_;
-  Precision precision_;
-  double element_bytes_;
-  std::vector<LayerPlan> plans_;  // parallel to Workload::layers
+  wl::PrecisionRecipe recipe_;
+  std::vector<LayerPlan> plans_;         // parallel to Workload::layers
+  std::vector<Precision> precisions_;    // parallel to Workload::layers
+  std::vector<double> cast_elements_;    // parallel to Workload::layers
 };
 
 // The GPU a profile was measured on, to project from: its spec must ship, else a ConfigError at
@@ -164,9 +225,9 @@ class ProfileModel final : public ComputeTimeModel {
  public:
   ProfileModel(const wl::Workload& workload, const wl::WorkloadCosts& costs,
                const MeasuredProfile& profile, const GpuSpec& gpu, const AnalyticParams& params,
-               const ConvAlgorithmPolicy& policy)
+               const ConvAlgorithmPolicy& policy, const wl::PrecisionRecipe& recipe)
       : name_("profile " + profile.origin.file),
-        analytic_(workload, costs, gpu, params, policy),
+        analytic_(workload, costs, gpu, params, policy, recipe),
         plans_(plan_layers(workload, costs)),
         precision_(profile.precision) {
     if (profile.workload != workload.name) {
@@ -224,14 +285,16 @@ class ProfileModel final : public ComputeTimeModel {
   LayerTimes layer_times(int layer, int batch) const override {
     std::array<double, kTrainingPassCount> t{};
     for (int p = 0; p < kTrainingPassCount; ++p) {
-      t[p] = measured_time(layer, static_cast<TrainingPass>(p), batch).value;
+      t[p] = pass_plan(layer, static_cast<TrainingPass>(p), batch).time.value;
     }
     return to_layer_times(t);
   }
 
+  // The measured time, plus the recipe's weight casts, which a profile of the layer's own
+  // kernels does not hold.
   PassPlan pass_plan(int layer, TrainingPass pass, int batch) const override {
     PassPlan plan = analytic_.pass_plan(layer, pass, batch);
-    plan.time = measured_time(layer, pass, batch);
+    plan.time = {measured_time(layer, pass, batch).value + plan.cast_time.value};
     return plan;
   }
 
@@ -285,8 +348,9 @@ std::unique_ptr<ComputeTimeModel> make_analytic_model(const wl::Workload& worklo
                                                       const wl::WorkloadCosts& costs,
                                                       const GpuSpec& gpu,
                                                       const AnalyticParams& params,
-                                                      const ConvAlgorithmPolicy& policy) {
-  return std::make_unique<AnalyticModel>(workload, costs, gpu, params, policy);
+                                                      const ConvAlgorithmPolicy& policy,
+                                                      const wl::PrecisionRecipe& recipe) {
+  return std::make_unique<AnalyticModel>(workload, costs, gpu, params, policy, recipe);
 }
 
 std::unique_ptr<ComputeTimeModel> make_profile_model(const wl::Workload& workload,
@@ -294,8 +358,9 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const wl::Workload& workloa
                                                      const MeasuredProfile& profile,
                                                      const GpuSpec& gpu,
                                                      const AnalyticParams& params,
-                                                     const ConvAlgorithmPolicy& policy) {
-  return std::make_unique<ProfileModel>(workload, costs, profile, gpu, params, policy);
+                                                     const ConvAlgorithmPolicy& policy,
+                                                     const wl::PrecisionRecipe& recipe) {
+  return std::make_unique<ProfileModel>(workload, costs, profile, gpu, params, policy, recipe);
 }
 
 }  // namespace gpuscale::compute

@@ -12,14 +12,18 @@
 #include "sim/compute/profile.hpp"
 #include "topologies/core/units.hpp"
 #include "workloads/src/layer_costs.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload.hpp"
 
 namespace gpuscale::compute {
 
-// One pass as the model plans it: the time, and for a convolution the algorithm and the
+// One pass as the model plans it: the time, the arithmetic it runs at, the part of the time
+// spent casting weights (the precision recipe's), and for a convolution the algorithm and the
 // workspace it needs.
 struct PassPlan {
   Seconds time;
+  Precision precision = Precision::fp32;
+  Seconds cast_time;        // included in `time`
   std::string algorithm;    // "implicit_gemm", "winograd"; empty for any other kernel
   double workspace_bytes = 0;
 };
@@ -45,7 +49,8 @@ class ComputeTimeModel {
 
   // Summing gradients on a GPU: a streaming kernel moving `bytes` (inputs read + output written).
   virtual Seconds reduction_time(double bytes) const = 0;
-  // The optimizer's update of one parameter tensor of `elements` elements.
+  // The optimizer's update of one parameter tensor of `elements` elements, as the precision
+  // recipe runs it (master weights, unscaling).
   virtual Seconds update_time(long elements) const = 0;
 };
 
@@ -56,12 +61,15 @@ double largest_workspace_bytes(const ComputeTimeModel& model, const wl::Workload
                                int batch);
 
 // The analytic model on `gpu` with the constants `params`; convolutions run the algorithm
-// `policy` picks (the framework's autotuning setting and workspace limit).
+// `policy` picks (the framework's autotuning setting and workspace limit); each layer runs at the
+// precision `recipe` gives it, with its weight casts, and the optimizer step as `recipe` runs it.
+// Throws ConfigError when the GPU lacks a precision the recipe runs.
 std::unique_ptr<ComputeTimeModel> make_analytic_model(const wl::Workload& workload,
                                                       const wl::WorkloadCosts& costs,
                                                       const GpuSpec& gpu,
                                                       const AnalyticParams& params,
-                                                      const ConvAlgorithmPolicy& policy);
+                                                      const ConvAlgorithmPolicy& policy,
+                                                      const wl::PrecisionRecipe& recipe);
 
 // Measured times per layer, projected to `gpu` (projection.hpp) when the profile was measured on
 // another model; reductions and updates, which a profile does not hold, come from the analytic
@@ -72,6 +80,7 @@ std::unique_ptr<ComputeTimeModel> make_profile_model(const wl::Workload& workloa
                                                      const MeasuredProfile& profile,
                                                      const GpuSpec& gpu,
                                                      const AnalyticParams& params,
-                                                     const ConvAlgorithmPolicy& policy);
+                                                     const ConvAlgorithmPolicy& policy,
+                                                     const wl::PrecisionRecipe& recipe);
 
 }  // namespace gpuscale::compute

@@ -53,12 +53,14 @@ void AllreduceBuild::end_iteration(ExchangeIteration& it) {
   close_iteration();
   if (exchanged_.empty()) return;
   // The optimizer's step: every weight, once every gradient is exchanged; Horovod's thread waits
-  // for that, DDP's issues once backward() has returned and its stream waits.
+  // for that, DDP's issues once backward() has returned and its stream waits, but where dynamic
+  // loss scaling reads its overflow flag back before the step, DDP's thread waits too.
   std::vector<NodeId> ends;
   for (const auto& [t, end] : exchanged_) ends.push_back(end);
   const NodeId all_exchanged = g_.join(ends);
   const bool host_waits =
-      g_.setup().framework->execution.updates == wl::UpdateTiming::AfterEveryExchangeOnHost;
+      g_.setup().framework->execution.updates == wl::UpdateTiming::AfterEveryExchangeOnHost ||
+      g_.setup().precision->overflow_sync;
   for (const auto& [t, end] : exchanged_) {
     for (int r = 0; r < g_.compute_ranks(); ++r) {
       const auto ri = static_cast<size_t>(r);

@@ -75,9 +75,9 @@ class DdpBuckets : public AllreduceMethod {
  protected:
   // DDP keeps every gradient a second time, in its buckets' flat buffers (torch/csrc/
   // distributed/c10d/reducer.cpp:503-504 at v1.5.0).
-  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, double element_bytes,
+  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, const wl::PrecisionRecipe& precision,
                               int gpus) const override {
-    const double param_bytes = static_cast<double>(costs.params) * element_bytes;
+    const double param_bytes = static_cast<double>(costs.params) * precision.gradient_bytes;
     return {false, std::vector<double>(static_cast<size_t>(gpus), param_bytes)};
   }
   std::vector<std::vector<int>> static_groups(const std::vector<double>& bytes) const override {

@@ -5,11 +5,12 @@
 namespace gpuscale::sim {
 
 wl::ExchangeBuffers ExchangeMethod::exchange_buffers(const wl::WorkloadCosts& costs,
-                                                     double element_bytes, int gpus) const {
+                                                     const wl::PrecisionRecipe& precision,
+                                                     int gpus) const {
   // One GPU exchanges nothing: MXNet uses no kvstore there (python/mxnet/model.py
   // _create_kvstore) and updates locally; an allreduce of one rank is empty.
   if (gpus == 1) return {};
-  return buffers(costs, element_bytes, gpus);
+  return buffers(costs, precision, gpus);
 }
 
 void ExchangeMethod::export_trace(ExchangeTrace& trace) const {

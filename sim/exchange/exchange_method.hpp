@@ -51,11 +51,12 @@ class ExchangeMethod : public ReplayExchange {
   // How its own copies travel between GPUs without peer access; none: as the machine routes.
   virtual std::optional<topo::RoutingMode> copy_routing() const { return std::nullopt; }
 
-  // What it keeps in each GPU's memory for a model of `costs` at `element_bytes` per value on
-  // `gpus` GPUs: its buffers, and whether the optimizer state lives with a store rather than on
-  // every GPU. One GPU exchanges nothing.
-  wl::ExchangeBuffers exchange_buffers(const wl::WorkloadCosts& costs, double element_bytes,
-                                       int gpus) const;
+  // What it keeps in each GPU's memory for a model of `costs` trained at `precision` (the
+  // dtypes of its gradients, weights and optimizer state) on `gpus` GPUs: its buffers, and
+  // whether the optimizer state lives with a store rather than on every GPU. One GPU exchanges
+  // nothing.
+  wl::ExchangeBuffers exchange_buffers(const wl::WorkloadCosts& costs,
+                                       const wl::PrecisionRecipe& precision, int gpus) const;
 
   // Writes the iteration's exchange and weight updates into `trace` (gpuscale run
   // --export-chakra), after the gradients it holds; one rank exchanges nothing.
@@ -66,10 +67,16 @@ class ExchangeMethod : public ReplayExchange {
 
  protected:
   // exchange_buffers on more than one GPU.
-  virtual wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, double element_bytes,
-                                      int gpus) const = 0;
+  virtual wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs,
+                                      const wl::PrecisionRecipe& precision, int gpus) const = 0;
   // export_trace on more than one rank.
   virtual void export_exchange(ExchangeTrace& trace) const = 0;
+  // What a store that runs the optimizer keeps per parameter: the weight, the optimizer's state
+  // and the master weight where `precision` has one.
+  double stored_bytes_per_param(const wl::PrecisionRecipe& precision) const {
+    return precision.weight_bytes +
+           precision.optimizer_bytes_per_param(framework().optimizer_state_per_param);
+  }
   // Whether the weights are updated once every gradient is exchanged, rather than each once its
   // own is (ExecutionModel::updates; the kvstores update per key whatever it says).
   virtual bool updates_after_every_exchange() const { return false; }

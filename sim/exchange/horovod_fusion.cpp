@@ -117,8 +117,8 @@ class HorovodFusion : public AllreduceMethod {
  protected:
   // One fusion buffer per GPU, allocated at full size (horovod/common/fusion_buffer_manager.cc:
   // 21-45 at v0.19.1).
-  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& /*costs*/, double /*element_bytes*/,
-                              int gpus) const override {
+  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& /*costs*/,
+                              const wl::PrecisionRecipe& /*precision*/, int gpus) const override {
     return {false,
             std::vector<double>(static_cast<size_t>(gpus), settings().allreduce.buffer.value)};
   }

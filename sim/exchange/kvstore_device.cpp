@@ -97,17 +97,17 @@ class KvstoreDevice : public ExchangeMethod {
   // Each reducer holds the merged array and n-1 copies of the other GPUs' gradients for its keys
   // (comm.h CommDevice::Reduce allocates `copy_buf`, noting "this results in large device memory
   // usage for huge ndarray"), and where it runs the optimizer, the weights and their state.
-  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, double element_bytes,
+  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, const wl::PrecisionRecipe& precision,
                               int gpus) const override {
     wl::ExchangeBuffers out{framework().update_on_kvstore,
                             std::vector<double>(static_cast<size_t>(gpus), 0.0)};
     std::vector<double> key_bytes;
     for (const wl::ParamTensor& t : costs.tensors)
-      key_bytes.push_back(static_cast<double>(t.elements) * element_bytes);
+      key_bytes.push_back(static_cast<double>(t.elements) * precision.gradient_bytes);
     const std::vector<int> reducer = wl::assign_reducers(key_bytes, gpus, settings().reducers);
-    const double stored_per_key =
-        out.optimizer_in_store ? 1.0 + framework().optimizer_state_per_param : 0.0;
-    const double per_key = gpus + stored_per_key;
+    const double stored_per_gradient_byte =
+        out.optimizer_in_store ? stored_bytes_per_param(precision) / precision.gradient_bytes : 0.0;
+    const double per_key = gpus + stored_per_gradient_byte;
     for (size_t k = 0; k < key_bytes.size(); ++k) {
       out.bytes[static_cast<size_t>(reducer[k])] += key_bytes[k] * per_key;
     }

@@ -73,14 +73,13 @@ class KvstoreNccl : public ExchangeMethod {
  protected:
   // ncclReduce into one merged array per key on GPU0 (src/kvstore/kvstore_nccl.h) [?], and
   // where GPU0 runs the optimizer, the weights and their state.
-  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, double element_bytes,
+  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, const wl::PrecisionRecipe& precision,
                               int gpus) const override {
     wl::ExchangeBuffers out{framework().update_on_kvstore,
                             std::vector<double>(static_cast<size_t>(gpus), 0.0)};
-    const double param_bytes = static_cast<double>(costs.params) * element_bytes;
-    const double stored_per_key =
-        out.optimizer_in_store ? 1.0 + framework().optimizer_state_per_param : 0.0;
-    out.bytes[0] += param_bytes * (1.0 + stored_per_key);
+    const double params = static_cast<double>(costs.params);
+    out.bytes[0] += params * precision.gradient_bytes;
+    if (out.optimizer_in_store) out.bytes[0] += params * stored_bytes_per_param(precision);
     return out;
   }
 

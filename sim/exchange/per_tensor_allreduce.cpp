@@ -33,10 +33,10 @@ class PerTensorAllreduce : public AllreduceMethod {
  protected:
   // DDP still copies every gradient into a bucket of its own (torch/csrc/distributed/c10d/
   // reducer.cpp:503-504 at v1.5.0); Horovod reduces each tensor in place.
-  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, double element_bytes,
+  wl::ExchangeBuffers buffers(const wl::WorkloadCosts& costs, const wl::PrecisionRecipe& precision,
                               int gpus) const override {
     const bool buckets = framework().allreduce.grouping == wl::AllreduceGrouping::Buckets;
-    const double per_gpu = buckets ? static_cast<double>(costs.params) * element_bytes : 0.0;
+    const double per_gpu = buckets ? static_cast<double>(costs.params) * precision.gradient_bytes : 0.0;
     return {false, std::vector<double>(static_cast<size_t>(gpus), per_gpu)};
   }
   std::vector<std::vector<int>> static_groups(const std::vector<double>& bytes) const override {

@@ -18,9 +18,12 @@ std::shared_ptr<const compute::ComputeTimeModel> compute_model_of(
   const compute::AnalyticParams params =
       compute::load_analytic_params(compute::shipped_analytic_params_path());
   const compute::ConvAlgorithmPolicy policy = conv_policy_of(framework);
-  if (profile.empty()) return compute::make_analytic_model(workload, costs, gpu, params, policy);
+  const wl::PrecisionRecipe& recipe = framework.precision_of(workload);
+  if (profile.empty()) {
+    return compute::make_analytic_model(workload, costs, gpu, params, policy, recipe);
+  }
   return compute::make_profile_model(workload, costs, compute::load_profile(profile), gpu, params,
-                                     policy);
+                                     policy, recipe);
 }
 
 std::function<double(int)> workspace_of(std::shared_ptr<const compute::ComputeTimeModel> model,

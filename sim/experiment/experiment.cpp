@@ -42,8 +42,8 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   const double iterations = std::ceil(static_cast<double>(images) / per_iteration);
 
   wl::MemoryOptions memory =
-      memory_options_of(*inputs.exchange, costs, wl::bytes_per_element(w.precision), c.gpus,
-                        c.batch, workspace_of(inputs.compute, w));
+      memory_options_of(*inputs.exchange, costs, *inputs.setup.precision, c.gpus, c.batch,
+                        workspace_of(inputs.compute, w));
   memory.halo_elements_per_sample = inputs.halo ? inputs.halo->kept_elements_per_sample() : 0;
   const auto parts = wl::estimate_memory(w, costs, inputs.framework, memory);
   double max_other = 0;
@@ -157,12 +157,12 @@ std::unique_ptr<ExchangeMethod> exchange_of(const Experiment& e, const wl::Frame
 }
 
 wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::WorkloadCosts& costs,
-                                    double element_bytes, int gpus, int batch,
+                                    const wl::PrecisionRecipe& precision, int gpus, int batch,
                                     std::function<double(int)> workspace_bytes) {
   wl::MemoryOptions o;
   o.batch = batch;
   o.gpus = gpus;
-  o.exchange = method.exchange_buffers(costs, element_bytes, gpus);
+  o.exchange = method.exchange_buffers(costs, precision, gpus);
   o.workspace_bytes = std::move(workspace_bytes);
   return o;
 }

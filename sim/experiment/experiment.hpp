@@ -43,6 +43,10 @@ struct Experiment {
   // A machine written inline (a study's derived machine, `base:` resolved); `topology` names it.
   std::shared_ptr<const ConfigNode> topology_document;
   std::vector<std::string> workloads = {"resnet-50"};
+  // The precision recipe every workload trains at (wl::PrecisionRecipe, as the framework runs
+  // it) and where it was named; empty: each workload's own `precision:`.
+  std::string precision;
+  Origin precision_written_at;
   std::vector<int> gpus = {1, 2, 4, 8};
   // Where a file wrote each of `gpus` (an experiment's or a study's line); empty: --gpus.
   std::vector<Origin> gpus_written_at;
@@ -156,10 +160,10 @@ std::unique_ptr<ExchangeMethod> exchange_of(const Experiment& e, const wl::Frame
                                             const std::string& comm);
 
 // What the memory model needs to know of a configuration of `gpus` GPUs at `batch` per GPU: the
-// buffers `method` keeps for a model of `costs` at `element_bytes` per value, and the
-// convolutions' workspace at a batch (compute_setup.hpp's workspace_of).
+// buffers `method` keeps for a model of `costs` trained at `precision`, and the convolutions'
+// workspace at a batch (compute_setup.hpp's workspace_of).
 wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::WorkloadCosts& costs,
-                                    double element_bytes, int gpus, int batch,
+                                    const wl::PrecisionRecipe& precision, int gpus, int batch,
                                     std::function<double(int)> workspace_bytes);
 
 // Host seconds the simulation of `exchange` on `gpus` GPUs is expected to take where that is far

@@ -25,7 +25,7 @@ const std::vector<std::string> kKeys = {
     "topology",  "set",       "workload",        "gpus",           "batch",    "comm",
     "exchange",  "algo",      "routing",         "scaling",        "images",   "fusion_mb",
     "fusion_cycle_ms",        "decode_threads",  "protocol",       "profile",  "iterations",
-    "framework", "without",   "samples",         "seed",           "spatial"};
+    "framework", "without",   "samples",         "seed",           "spatial",  "precision"};
 
 // The file `node` names, looked up now so that an unknown name or a missing file is reported at
 // its line: a shipped name as it is, a path taken from the experiment's folder.
@@ -103,6 +103,11 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("framework")) {
     e.framework = named_file(*n, "framework", wl::shipped_frameworks(), folder);
+  }
+  if (const auto* n = map.find("precision")) {
+    e.precision = read_string(*n, "precision");
+    e.precision_written_at = n->origin();
+    wl::check_precision_recipe_name(e.precision, e.precision_written_at);
   }
   if (const auto* n = map.find("without")) {
     e.without.clear();

@@ -2,6 +2,7 @@
 
 #include "sim/experiment/compute_setup.hpp"
 #include "workloads/src/dataset.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
@@ -30,6 +31,13 @@ InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workloa
     break;
   }
   return in;
+}
+
+// The workload `name` at the experiment's precision, where it names one.
+wl::Workload workload_at(const Experiment& e, const std::string& name) {
+  wl::Workload w = wl::load_workload(name);
+  if (!e.precision.empty()) wl::set_precision(w, e.precision, e.precision_written_at);
+  return w;
 }
 
 // The spec of the job's first GPU; an unknown model is reported at the device's line.
@@ -71,7 +79,7 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
       exchange(make_exchange(exchange_choice, framework, allreduce_of(e, framework))),
       router(machine, routing_of(machine, e, *exchange)),
       spatial(wl::spatial_split(spatial_ways(e, c))),
-      whole(wl::load_workload(c.workload)),
+      whole(workload_at(e, c.workload)),
       workload(wl::spatial_shard(whole, spatial)),
       costs(wl::compute_costs(workload)),
       compute(compute_model_of(workload, costs, framework, gpu_of(machine, placement), e.profile)),
@@ -85,6 +93,7 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.costs = &costs;
   setup.compute = compute.get();
   setup.framework = &framework;
+  setup.precision = &framework.precision_of(workload);
   setup.mechanisms = mechanisms_without(e.without);
   setup.input = input_costs(machine, placement.gpus[0], workload);
   setup.batch = c.batch;

@@ -84,6 +84,9 @@ struct ReplaySetup {
   const wl::WorkloadCosts* costs = nullptr;
   const compute::ComputeTimeModel* compute = nullptr;
   const wl::FrameworkConfig* framework = nullptr;
+  // What the framework runs at the workload's precision (FrameworkConfig::precision_of): the
+  // dtype of the exchanged gradients and of the weights, and the overflow check before the step.
+  const wl::PrecisionRecipe* precision = nullptr;
   Mechanisms mechanisms;
   InputCosts input;
   int batch = 32;                            // per GPU

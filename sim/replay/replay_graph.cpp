@@ -30,7 +30,7 @@ ReplayGraph::ReplayGraph(const ReplaySetup& s, bool process_per_gpu)
     python_per_key_s_ = host.python_per_key.value.value;
     metric_sync_s_ = host.metric_sync.value.value;
   }
-  const double element = wl::bytes_per_element(s.workload->precision);
+  const double element = s.precision->gradient_bytes;
   for (const wl::ParamTensor& t : s.costs->tensors) {
     tensor_bytes_.push_back(t.elements * element);
     update_s_.push_back(s.compute->update_time(t.elements).value);

@@ -29,8 +29,7 @@ double autotune_s(const ReplaySetup& s) {
 }
 
 double weight_broadcast_s(const ReplaySetup& s) {
-  const Bytes weights{static_cast<double>(s.costs->params) *
-                      wl::bytes_per_element(s.workload->precision)};
+  const Bytes weights{static_cast<double>(s.costs->params) * s.precision->weight_bytes};
   double slowest = 0;
   for (size_t g = 1; g < s.gpus.size(); ++g) {
     const topo::Route route = s.router->route(s.gpus[0], s.gpus[g]);

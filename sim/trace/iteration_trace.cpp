@@ -51,7 +51,7 @@ interop::TraceGraph iteration_trace(const ReplaySetup& s, const ExchangeMethod& 
                                     const std::string& exchange) {
   if (s.halo != nullptr) throw std::logic_error("iteration_trace: a spatial split has no trace graph");
   const int ranks = static_cast<int>(s.gpus.size());
-  const double element = wl::bytes_per_element(s.workload->precision);
+  const double element = s.precision->gradient_bytes;
   std::vector<double> tensor_bytes;
   for (const wl::ParamTensor& t : s.costs->tensors) tensor_bytes.push_back(t.elements * element);
   ExchangeTrace trace(*s.costs, *s.compute, std::move(tensor_bytes), ranks);

@@ -29,6 +29,7 @@
 #include "validation/report/timeline_svg.hpp"
 #include "workloads/interop/chakra_trace.hpp"
 #include "workloads/src/spatial_partition.hpp"
+#include "workloads/src/precision_recipe.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -85,6 +86,10 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   }
   if (given("--profile")) e.profile = f.profile;
   if (given("--framework")) e.framework = f.framework;
+  if (given("--precision")) {
+    e.precision = f.precision;
+    e.precision_written_at = Origin{"--precision", 0};
+  }
   if (given("--without")) e.without = f.without;
   if (given("--iterations")) {
     e.iterations = f.iterations;
@@ -381,6 +386,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--framework", e.framework, "How iterations execute: a shipped framework or a "
                                               "file (workloads/frameworks)")
       ->capture_default_str();
+  cmd->add_option("--precision", e.precision, "Precision recipe, as the framework runs it: fp32, "
+                                              "tf32, amp, fp16, bf16 or fp8 (default: the "
+                                              "workload's; docs/compute-model.md)")
+      ->check(CLI::IsMember(wl::precision_recipe_names()));
   cmd->add_option("--without", e.without, "Mechanisms left out, comma-separated: engine (engine "
                                           "ops, launches, syncs), host (the Python thread), "
                                           "input (the input pipeline), setup (per-run costs)")

@@ -70,7 +70,7 @@ void show_workload(const ShowOptions& o, const CLI::App& show) {
       sim::resolve_exchange(names.empty() ? "p2p" : names.front(), framework);
   const auto exchange = sim::make_exchange(choice, framework, framework.allreduce);
   const wl::MemoryOptions memory =
-      sim::memory_options_of(*exchange, costs, wl::bytes_per_element(w.precision), o.gpus, o.batch,
+      sim::memory_options_of(*exchange, costs, framework.precision_of(w), o.gpus, o.batch,
                              sim::workspace_of(compute, w));
   // A method that runs the run's algorithm prints as the method (allreduce), one that makes its
   // own transfers as its alias (p2p).

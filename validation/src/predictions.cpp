@@ -30,12 +30,12 @@ struct Model {
 void check_workload(const Setup& setup, const NameMapping& network, const wl::Workload& w) {
   const bool dataset_fits =
       std::find(setup.datasets.begin(), setup.datasets.end(), w.dataset) != setup.datasets.end();
-  if (!dataset_fits || to_string(w.precision) != setup.precision) {
+  if (!dataset_fits || w.recipe != setup.precision) {
     throw ConfigError(
         network.origin,
         fmt::format("network {} maps to workload {}, which trains on {} in {}, but the "
                     "setup says {} in {} (map it to a workload of the setup's)",
-                    network.study, network.gpuscale, w.dataset, to_string(w.precision),
+                    network.study, network.gpuscale, w.dataset, w.recipe,
                     fmt::join(setup.datasets, " or "), setup.precision));
   }
 }
@@ -71,8 +71,8 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
           const auto exchange = sim::make_exchange(
               sim::resolve_exchange(suite.comm_of(method), framework), framework, framework.allreduce);
           const wl::MemoryOptions options =
-              sim::memory_options_of(*exchange, m.costs, wl::bytes_per_element(m.workload.precision),
-                                     g, 1, m.workspace);
+              sim::memory_options_of(*exchange, m.costs, framework.precision_of(m.workload), g, 1,
+                                     m.workspace);
           largest[{net, method, g, p.gpu_memory.value}] =
               wl::largest_batch(m.workload, m.costs, framework, options, p.gpu_memory.value);
         }

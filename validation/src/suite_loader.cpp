@@ -153,7 +153,8 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
       read_integer(map.require("strong_images", "256000"), "setup.strong_images", 1, 1L << 40);
   s.weak_images_per_gpu = read_integer(map.require("weak_images_per_gpu", "256000"),
                                        "setup.weak_images_per_gpu", 1, 1L << 40);
-  s.precision = read_one_of(map.require("precision", "fp32"), "setup.precision", {"fp32", "fp16"});
+  s.precision = read_one_of(map.require("precision", "fp32"), "setup.precision",
+                            wl::precision_recipe_names());
   s.gpu_memory = read_bytes(map.require("gpu_memory", "16 GB"), "setup.gpu_memory");
   // `synthetic`: the runs fed generated batches (MXNet's --benchmark 1), so the predictions
   // leave the input pipeline out.

@@ -186,6 +186,10 @@ bool FrameworkConfig::has_exchange_method(const std::string& method) const {
                      [&](const auto& listed) { return listed.first == method; });
 }
 
+const PrecisionRecipe& FrameworkConfig::precision_of(const Workload& workload) const {
+  return find_precision_recipe(precision_recipes, workload.recipe, name, workload.recipe_origin);
+}
+
 const ShippedFolder& shipped_frameworks() {
   static const ShippedFolder folder("framework", "GPUSCALE_FRAMEWORKS_DIR",
                                     "workloads/frameworks");
@@ -204,8 +208,10 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
   }
   MapReader r(doc, "framework file",
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
-               "update_on_kvstore", "relu_in_place", "execution", "host_costs", "input",
-               "exchange_methods", "copies_without_peer_access", "allreduce", "calibration"});
+               "update_on_kvstore", "relu_in_place", "add_in_place", "execution", "host_costs",
+               "input",
+               "exchange_methods", "copies_without_peer_access", "allreduce", "precision",
+               "calibration"});
   f.name = r.name("name", "mxnet");
   f.description = r.optional_string("description").value_or("");
   f.context = read_parameter<Bytes>(r, "context", "400 MB", read_bytes, format_bytes);
@@ -214,6 +220,7 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
       read_integer(r.require("optimizer_state_per_param", "1"), "optimizer_state_per_param", 0, 8));
   f.update_on_kvstore = read_bool(r.require("update_on_kvstore", "true"), "update_on_kvstore");
   f.relu_in_place = read_bool(r.require("relu_in_place", "false"), "relu_in_place");
+  if (const ConfigNode* n = r.find("add_in_place")) f.add_in_place = read_bool(*n, "add_in_place");
 
   MapReader e(r.require("execution", "{processes: one_per_node}"), "execution",
               {"processes", "gpu_compute_workers", "gpu_copy_workers", "bulk_segment_ops",
@@ -266,6 +273,7 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
         read_one_of(*n, "copies_without_peer_access", topo::routing_mode_names()));
   }
   f.allreduce = read_allreduce(r.require("allreduce", "{grouping: fusion_cycle, buffer: 64 MiB, cycle: 5 ms}"));
+  f.precision_recipes = read_precision_recipes(r.find("precision"));
   if (const ConfigNode* c = r.find("calibration")) f.calibration = read_calibration(*c);
   return f;
 }

@@ -14,6 +14,7 @@
 #include "topologies/core/shipped_files.hpp"
 #include "topologies/core/units.hpp"
 #include "topologies/src/topology_config.hpp"
+#include "workloads/src/precision_recipe.hpp"
 
 namespace gpuscale::wl {
 
@@ -155,6 +156,7 @@ struct FrameworkConfig {
   int optimizer_state_per_param = 1;  // arrays the optimizer keeps per parameter array
   bool update_on_kvstore = true;      // the reducing GPU runs the optimizer (MXNet kvstore)
   bool relu_in_place = false;         // a ReLU's output overwrites its input (keeps nothing)
+  bool add_in_place = false;          // a residual add's output overwrites its body's output
   ExecutionModel execution;
   HostCosts host;
   InputPipeline input;
@@ -165,6 +167,8 @@ struct FrameworkConfig {
   // collectives) travel between GPUs without peer access; empty: as the machine routes them.
   std::optional<topo::RoutingMode> copies_without_peer_access;
   AllreduceModel allreduce;  // how the allreduce method groups gradients
+  // What each --precision name runs as in this framework (`precision:`; fp32 always).
+  std::vector<PrecisionRecipe> precision_recipes;
   Calibration calibration;
 
   // Every parameter that may be fitted (the context and the host costs), in file order, and
@@ -173,6 +177,9 @@ struct FrameworkConfig {
   void set_parameter(const std::string& name, double value);
   // Whether it lists the exchange method `name`.
   bool has_exchange_method(const std::string& name) const;
+  // The recipe `workload` trains at (Workload::recipe); throws ConfigError at the line or
+  // option that named it when this framework lacks it.
+  const PrecisionRecipe& precision_of(const Workload& workload) const;
 };
 
 // The shipped frameworks: workloads/frameworks/*.yaml, or $GPUSCALE_FRAMEWORKS_DIR if set.

@@ -16,6 +16,7 @@ double activation_bytes_per_sample(const Workload& w, const WorkloadCosts& costs
   for (size_t i = 0; i < w.layers.size(); ++i) {
     largest = std::max(largest, static_cast<double>(w.layers[i].output.elements()));
     if (f.relu_in_place && w.layers[i].type == LayerType::Relu) continue;
+    if (f.add_in_place && w.layers[i].type == LayerType::Add) continue;
     kept += costs.layers[i].activation_bytes;
   }
   return kept + 2 * largest * bytes_per_element(w.precision);
@@ -30,13 +31,18 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
     throw std::invalid_argument("estimate_memory: exchange buffers for another GPU count");
   }
   const double element = bytes_per_element(w.precision);
-  const double param_bytes = static_cast<double>(costs.params) * element;
-  const double optimizer_bytes = param_bytes * f.optimizer_state_per_param;
+  const PrecisionRecipe& precision = f.precision_of(w);
+  const double params = static_cast<double>(costs.params);
+  double cast_copies = 0;
+  for (const Layer& layer : w.layers) cast_copies += cast_weight_elements(layer, precision);
 
   MemoryParts common;
   common.context = f.context.value.value;
-  common.weights = param_bytes;
-  common.gradients = param_bytes;
+  // The 16-bit copies of cast weights live from their forward to their backward.
+  common.weights = params * precision.weight_bytes + cast_copies * 2;
+  common.gradients = params * (precision.gradient_bytes + (precision.master_gradients ? 4 : 0));
+  const double optimizer_bytes =
+      params * precision.optimizer_bytes_per_param(f.optimizer_state_per_param);
   common.activations =
       (activation_bytes_per_sample(w, costs, f) + o.halo_elements_per_sample * element) * o.batch;
   common.workspace = o.workspace_bytes ? o.workspace_bytes(o.batch) : 0;

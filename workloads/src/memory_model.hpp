@@ -1,6 +1,8 @@
 // Memory per GPU of data-parallel training (docs/memory-model.md):
 //   context + weights + gradients + optimizer state + activations kept for backward (x batch)
-//   + cuDNN workspace + the buffers of the gradient exchange.
+//   + cuDNN workspace + the buffers of the gradient exchange,
+// each at the dtypes of the workload's precision recipe (its framework's): weights and their
+// 16-bit casts, gradients and FP32 master gradients, optimizer state with FP32 master weights.
 // The exchange's buffers make GPUs differ (ExchangeBuffers, as the exchange method says): with
 // MXNet's kvstore=device each reducing GPU holds a copy of every other GPU's gradient for its
 // keys; the study saw GPU0 use up to 41% more.

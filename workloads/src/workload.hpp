@@ -98,6 +98,7 @@ double weight_elements(const Layer& layer);
 // query heads share one key and value head.
 double attention_kv_width(const Layer& layer);
 
+// The dtype of a workload's activations: FP32, or 16 bits under a mixed-precision recipe.
 enum class Precision { Fp32, Fp16 };
 int bytes_per_element(Precision precision);
 const char* to_string(Precision precision);
@@ -108,6 +109,10 @@ struct Workload {
   std::string source;
   std::string file;
   std::string dataset;
+  // The precision recipe it trains at (wl::PrecisionRecipe: its framework says what the name
+  // means), where that was set, and the dtype its activations take under it.
+  std::string recipe = "fp32";
+  Origin recipe_origin;
   Precision precision = Precision::Fp32;
   std::optional<long> published_params;
   std::vector<Layer> layers;  // layers[0] is the input; the rest in forward (topological) order

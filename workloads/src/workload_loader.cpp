@@ -10,6 +10,7 @@
 #include "topologies/core/config_reader.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/layer_reader.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_document.hpp"
 
 namespace gpuscale::wl {
@@ -436,11 +437,7 @@ Workload load_workload(const std::string& name_or_path, const std::vector<std::s
   shipped_datasets().resolve(dataset_name, dataset_folder, dataset.origin());  // else a hint
   w.dataset = file_or_name(dataset_name, dataset_folder);
   if (const ConfigNode* p = r.find("precision")) {
-    const std::string text = read_string(*p, "precision");
-    if (text != "fp32" && text != "fp16") {
-      throw ConfigError(p->origin(), unknown_name_message("precision", text, {"fp32", "fp16"}));
-    }
-    w.precision = text == "fp32" ? Precision::Fp32 : Precision::Fp16;
+    set_precision(w, read_string(*p, "precision"), p->origin());
   }
   const ConfigNode& input = r.require("input", "{channels: 3, height: 224, width: 224}");
   const Args model_args = read_model_args(r.find("args"));

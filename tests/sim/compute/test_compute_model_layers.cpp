@@ -11,6 +11,7 @@
 #include "sim/compute/compute_model.hpp"
 #include "sim/compute/layer_kernels.hpp"
 #include "tests/support/test_support.hpp"
+#include "workloads/src/framework.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::compute {
@@ -28,13 +29,14 @@ struct Fixture {
         gpu(load_gpu_spec(gpu_name)),
         params(load_analytic_params(shipped_analytic_params_path())),
         policy(),
-        model(make_analytic_model(workload, costs, gpu, params, policy)) {}
+        recipe(wl::load_framework("mxnet").precision_of(workload)),
+        model(make_analytic_model(workload, costs, gpu, params, policy, recipe)) {}
 
   // The ConfigError a profile model of the profile file at `path` raises.
   std::string profile_model_error(const std::string& path) const {
     const MeasuredProfile profile = load_profile(path);
     return config_error_of(
-        [&] { make_profile_model(workload, costs, profile, gpu, params, policy); });
+        [&] { make_profile_model(workload, costs, profile, gpu, params, policy, recipe); });
   }
 
   int index(const std::string& name) const {
@@ -74,6 +76,7 @@ struct Fixture {
   GpuSpec gpu;
   AnalyticParams params;
   ConvAlgorithmPolicy policy;  // autotuning within 1 GiB, as MXNet 1.1 runs
+  wl::PrecisionRecipe recipe;  // the workload's, as MXNet 1.1 runs it
   std::unique_ptr<ComputeTimeModel> model;
 };
 
@@ -530,7 +533,8 @@ TEST(ProfileModel, TakesMeasuredTimesForThePassesEachLayerHas) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-profile.yaml", lenet_profile());
   const MeasuredProfile profile = load_profile(path);
-  const auto model = make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy);
+  const auto model =
+      make_profile_model(f.workload, f.costs, profile, f.gpu, f.params, f.policy, f.recipe);
   EXPECT_EQ(model->name(), "profile " + path);
 
   const LayerTimes conv1 = model->layer_times(f.index("conv1"), 32);
@@ -594,7 +598,8 @@ std::string lenet_profile_on(const std::string& gpu, const std::string& launch =
 TEST(ProfileModel, AProfileFromAnotherGpuIsProjectedByItsRoofline) {
   const Fixture f("lenet");  // on a V100-SXM2
   const std::string path = write_temp_file("lenet-h200.yaml", lenet_profile_on("H200-SXM", "2 us"));
-  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy);
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy,
+                                        f.recipe);
   EXPECT_EQ(model->name(), "profile " + path + " (measured on H200-SXM, projected to V100-SXM2)");
   const GpuSpec h200 = load_gpu_spec("H200-SXM");
   const double launch_v100 = f.params.launch_overhead.value;  // 8 us
@@ -618,7 +623,8 @@ TEST(ProfileModel, AProfileFromAnotherGpuIsProjectedByItsRoofline) {
 TEST(ProfileModel, WithoutMicrobenchmarksTheMeasuringGpusLaunchIsTheAnalyticConstant) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-h200-bare.yaml", lenet_profile_on("H200-SXM"));
-  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy);
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy,
+                                        f.recipe);
   const double launch = f.params.launch_overhead.value;
   const double peak_ratio = load_gpu_spec("H200-SXM").peak_fp32.value / f.gpu.peak_fp32.value;
   EXPECT_NEAR(model->layer_times(f.index("conv2"), 16).backward_data.value,
@@ -628,7 +634,8 @@ TEST(ProfileModel, WithoutMicrobenchmarksTheMeasuringGpusLaunchIsTheAnalyticCons
 TEST(ProfileModel, TheSameGpuInAnyCaseIsNotProjected) {
   const Fixture f("lenet");
   const std::string path = write_temp_file("lenet-lower.yaml", lenet_profile_on("v100-sxm2", "2 us"));
-  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy);
+  const auto model = make_profile_model(f.workload, f.costs, load_profile(path), f.gpu, f.params, f.policy,
+                                        f.recipe);
   EXPECT_EQ(model->name(), "profile " + path);
   EXPECT_DOUBLE_EQ(model->layer_times(f.index("conv2"), 16).backward_data.value, 2e-3);
 }

@@ -15,6 +15,7 @@
 #include "sim/exchange/registry.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/src/framework.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
@@ -38,7 +39,7 @@ TEST(ExchangeBuffers, P2pReducersHoldCopiesOfTheirKeysAndUpdateThem) {
   const Lenet x;
   const wl::FrameworkConfig f = wl::load_framework("mxnet");
   const int n = 8;
-  const wl::ExchangeBuffers b = method("p2p", f, f.allreduce)->exchange_buffers(x.c, 4, n);
+  const wl::ExchangeBuffers b = method("p2p", f, f.allreduce)->exchange_buffers(x.c, f.precision_of(x.w), n);
   EXPECT_TRUE(b.optimizer_in_store);  // the reducers update (update_on_kvstore)
   ASSERT_EQ(b.bytes.size(), static_cast<size_t>(n));
   // Every key: merged + n-1 copies + the stored weight + its momentum.
@@ -51,7 +52,7 @@ TEST(ExchangeBuffers, AllOnGpu0PutsEveryKeyOnGpu0) {
   const Lenet x;
   const wl::FrameworkConfig f = wl::load_framework("mxnet");
   const wl::ExchangeBuffers b =
-      method("p2p", f, f.allreduce, wl::ReducerPolicy::AllOnGpu0)->exchange_buffers(x.c, 4, 4);
+      method("p2p", f, f.allreduce, wl::ReducerPolicy::AllOnGpu0)->exchange_buffers(x.c, f.precision_of(x.w), 4);
   EXPECT_NEAR(b.bytes[0], x.param_bytes() * 6, 1e-6 * b.bytes[0]);
   for (size_t g = 1; g < b.bytes.size(); ++g) EXPECT_DOUBLE_EQ(b.bytes[g], 0);
 }
@@ -60,7 +61,7 @@ TEST(ExchangeBuffers, KvstoreNcclMergesOnGpu0WithTheWeightsAndStateItUpdates) {
   const Lenet x;
   const wl::FrameworkConfig f = wl::load_framework("mxnet");
   const wl::ExchangeBuffers b =
-      method("nccl_reduce_bcast", f, f.allreduce)->exchange_buffers(x.c, 4, 4);
+      method("nccl_reduce_bcast", f, f.allreduce)->exchange_buffers(x.c, f.precision_of(x.w), 4);
   EXPECT_TRUE(b.optimizer_in_store);
   EXPECT_DOUBLE_EQ(b.bytes[0], x.param_bytes() * 3);  // merged, weights, momentum
   for (size_t g = 1; g < b.bytes.size(); ++g) EXPECT_DOUBLE_EQ(b.bytes[g], 0);
@@ -71,7 +72,7 @@ TEST(ExchangeBuffers, HorovodHoldsItsFusionBufferOnEveryGpu) {
   const wl::FrameworkConfig f = wl::load_framework("mxnet");
   wl::AllreduceModel fusion = f.allreduce;
   fusion.buffer = Bytes{64e6};
-  const wl::ExchangeBuffers b = method("nccl", f, fusion)->exchange_buffers(x.c, 4, 4);
+  const wl::ExchangeBuffers b = method("nccl", f, fusion)->exchange_buffers(x.c, f.precision_of(x.w), 4);
   EXPECT_FALSE(b.optimizer_in_store);  // each GPU updates its own copy
   EXPECT_EQ(b.bytes, std::vector<double>(4, 64e6));
 }
@@ -79,8 +80,32 @@ TEST(ExchangeBuffers, HorovodHoldsItsFusionBufferOnEveryGpu) {
 TEST(ExchangeBuffers, DdpBucketsHoldASecondCopyOfEveryGradient) {
   const Lenet x;
   const wl::FrameworkConfig f = wl::load_framework("pytorch-ddp");
-  const wl::ExchangeBuffers b = method("nccl", f, f.allreduce)->exchange_buffers(x.c, 4, 4);
+  const wl::ExchangeBuffers b = method("nccl", f, f.allreduce)->exchange_buffers(x.c, f.precision_of(x.w), 4);
   EXPECT_EQ(b.bytes, std::vector<double>(4, x.param_bytes()));
+}
+
+// The gradients DDP's buckets hold are the recipe's: FP32 under native AMP (autocast keeps the
+// parameters FP32), FP16 under apex O2 (an FP16 model): twice the bytes.
+TEST(ExchangeBuffers, NativeAmpBucketsHoldTwiceTheBytesOfApexO2) {
+  Lenet x;
+  const wl::FrameworkConfig f = wl::load_framework("pytorch-ddp");
+  wl::set_precision(x.w, "amp", {});
+  const auto amp = method("nccl", f, f.allreduce)->exchange_buffers(x.c, f.precision_of(x.w), 4);
+  wl::set_precision(x.w, "fp16", {});
+  const auto o2 = method("nccl", f, f.allreduce)->exchange_buffers(x.c, f.precision_of(x.w), 4);
+  EXPECT_EQ(amp.bytes, std::vector<double>(4, x.param_bytes()));
+  EXPECT_EQ(o2.bytes, std::vector<double>(4, x.param_bytes() / 2));
+}
+
+// MXNet's --dtype float16 with multi_precision SGD: GPU0 merges FP16 gradients and keeps the FP16
+// weight, the FP32 master copy and the FP32 momentum: 2 + 2 + 4 + 4 bytes per parameter.
+TEST(ExchangeBuffers, KvstoreNcclUnderFp16KeepsTheMasterWeightsAndFp32Momentum) {
+  Lenet x;
+  const wl::FrameworkConfig f = wl::load_framework("mxnet");
+  wl::set_precision(x.w, "fp16", {});
+  const wl::ExchangeBuffers b =
+      method("nccl_reduce_bcast", f, f.allreduce)->exchange_buffers(x.c, f.precision_of(x.w), 4);
+  EXPECT_DOUBLE_EQ(b.bytes[0], static_cast<double>(x.c.params) * 12);
 }
 
 TEST(ExchangeBuffers, OneGpuExchangesNothing) {
@@ -88,7 +113,7 @@ TEST(ExchangeBuffers, OneGpuExchangesNothing) {
   for (const char* framework : {"mxnet", "pytorch-ddp", "pytorch-horovod"}) {
     const wl::FrameworkConfig f = wl::load_framework(framework);
     for (const char* name : {"p2p", "nccl_reduce_bcast", "nccl"}) {
-      const wl::ExchangeBuffers b = method(name, f, f.allreduce)->exchange_buffers(x.c, 4, 1);
+      const wl::ExchangeBuffers b = method(name, f, f.allreduce)->exchange_buffers(x.c, f.precision_of(x.w), 1);
       EXPECT_FALSE(b.optimizer_in_store) << framework << " " << name;
       EXPECT_TRUE(b.bytes.empty()) << framework << " " << name;
     }
