@@ -15,15 +15,6 @@ using compute::ConvPrecisionParams;
 using compute::Precision;
 using compute::TrainingPass;
 
-bool odd_hash(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
-  for (unsigned char ch : text) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  return (h & 1) == 1;
-}
-
 // DeepBench picked FP32 algorithms with cuDNN's Find, which allocates whatever workspace an
 // algorithm needs; its FP16 runs forced implicit GEMM, which the tensor constants alone run.
 constexpr compute::ConvAlgorithmPolicy kDeepBenchPolicy{true,
@@ -135,13 +126,22 @@ std::vector<double> start_at(double efficiency, double fixed_us, double epilogue
 
 }  // namespace
 
+bool held_out_shape(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (unsigned char ch : text) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  return (h & 1) == 1;
+}
+
 bool held_out(const DeepBenchConv& r) {
-  return odd_hash(fmt::format("conv {} {} {} {} {} {} {} {} {} {} {}", r.w, r.h, r.c, r.n, r.k, r.s,
-                              r.r, r.pad_w, r.pad_h, r.stride_w, r.stride_h));
+  return held_out_shape(fmt::format("conv {} {} {} {} {} {} {} {} {} {} {}", r.w, r.h, r.c, r.n,
+                                    r.k, r.s, r.r, r.pad_w, r.pad_h, r.stride_w, r.stride_h));
 }
 
 bool held_out(const DeepBenchGemm& r) {
-  return odd_hash(
+  return held_out_shape(
       fmt::format("gemm {} {} {} {} {}", r.m, r.n, r.k, r.a_transposed, r.b_transposed));
 }
 

@@ -28,6 +28,8 @@
 
 namespace gpuscale::calib {
 
+// Whether the shape written as `text` is held out: its FNV-1a hash is odd.
+bool held_out_shape(const std::string& text);
 bool held_out(const DeepBenchConv& row);
 bool held_out(const DeepBenchGemm& row);
 
