@@ -8,6 +8,8 @@
 #include <functional>
 #include <limits>
 
+#include "calibration/src/lstm_fit.hpp"
+
 namespace gpuscale::calib {
 namespace {
 
@@ -282,6 +284,9 @@ compute::AnalyticParams fit_analytic_params(const DeepBenchResults& fp32,
         fit_conv_precision(conv_calls(*db), gpu, a.conv, p, a.launch_overhead, start.conv.of(p));
   }
   a.gemm_memory_efficiency = fit_gemm_memory_efficiency(fp32, gpu, a.launch_overhead);
+  if (!fp32.lstms.empty() && !mixed.lstms.empty()) {
+    a = fit_recurrent(lstm_calls(fp32), lstm_calls(mixed), gpu, a);
+  }
   a.gemm_efficiency[static_cast<int>(Precision::fp16)] =
       a.gemm_efficiency[static_cast<int>(Precision::fp32)];
   a.conv.precision[static_cast<int>(Precision::fp16)] = a.conv.of(Precision::fp32);

@@ -253,11 +253,12 @@ void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
 
 }  // namespace
 
-// Per step a recurrent GEMM (m = n, n = 4h, k = h) and a pointwise kernel (17 FLOPs per unit:
-// biases, gates, cell; the 4h gates and c_prev read, c and h written). The recurrent GEMMs are
-// small and run one after the other: the GEMM model times each, launch included, which is what
-// makes an LSTM latency-bound. Backward-data mirrors it: per step the pointwise backward (9
-// elements moved per unit) and dh = dgates W_hh. Backward-weights is one GEMM over all steps
+// Per step a recurrent GEMM (recurrent_gemm_work: m = n, n = 4h, k = h) and a pointwise kernel
+// (17 FLOPs per unit: biases, gates, cell; the 4h gates and c_prev read, c and h written). The
+// recurrent GEMMs run one after the other, each paying its launch and reading all of W_hh with
+// only as many SMs as it has slabs of W_hh's rows (kernel_time.hpp, recurrent_bandwidth): what
+// makes an LSTM at small batch slow. Backward-data mirrors it: per step the pointwise backward
+// (9 elements moved per unit) and dh = dgates W_hh. Backward-weights is one GEMM over all steps
 // (dW_hh: k = n T) and the bias gradients (8 FLOPs per unit and step).
 PassKernels lstm_recurrent_kernels(double n, double h, double t, TrainingPass pass,
                                    Precision precision) {
@@ -266,14 +267,14 @@ PassKernels lstm_recurrent_kernels(double n, double h, double t, TrainingPass pa
   switch (pass) {
     case TrainingPass::forward:
       for (int step = 0; step < static_cast<int>(t); ++step) {
-        out.work.push_back(gemm_kernel_work(n, 4 * h, h, precision));
+        out.work.push_back(recurrent_gemm_work(n, h, precision));
         out.work.push_back({KernelClass::elementwise, 17 * n * h, 7 * n * h * e});
       }
       break;
     case TrainingPass::backward_data:
       for (int step = 0; step < static_cast<int>(t); ++step) {
         out.work.push_back({KernelClass::elementwise, 17 * n * h, 9 * n * h * e});
-        out.work.push_back(gemm_kernel_work(n, h, 4 * h, precision));
+        out.work.push_back(recurrent_gemm_work(n, h, precision));
       }
       break;
     case TrainingPass::backward_weights:
