@@ -553,10 +553,9 @@ TEST(AnalyticParams, EveryConstantIsRequiredAndUnknownKeysAreRejected) {
   std::string no_recurrent = good;
   no_recurrent.erase(no_recurrent.find("recurrent: {"),
                      no_recurrent.find("convolution:") - no_recurrent.find("recurrent: {"));
-  EXPECT_THAT(config_error_of([&] {
-                load_analytic_params(write_temp_file("missing.yaml", no_recurrent));
-              }),
-              MatchesRegex(".*missing.yaml.*'recurrent'.*"));
+  EXPECT_THAT(
+      config_error_of([&] { load_analytic_params(write_temp_file("missing.yaml", no_recurrent)); }),
+      MatchesRegex(".*missing.yaml.*'recurrent'.*"));
   std::string fast = good;
   fast.replace(fast.find("fp32: 0.9, fp16: 0.9, tensor"), 9, "fp32: 2.5");
   EXPECT_THAT(config_error_of([&] { load_analytic_params(write_temp_file("fast.yaml", fast)); }),

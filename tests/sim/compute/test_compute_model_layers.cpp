@@ -420,8 +420,7 @@ TEST(LayersToKernels, LstmIsAnInputGemmAndTStepsOfARecurrentGemmAndAPointwiseKer
     const LayerTimes l = f.model->layer_times(f.index("decoder_att_rnn"), 16);
     EXPECT_NEAR(l.forward.value, t * forward_step + projection, 1e-12) << to_string(p);
     EXPECT_NEAR(l.backward_data.value,
-                t * backward_step + f.layer_time({gemm_kernel_work(n * t, h, 4 * h, p)}, p),
-                1e-12)
+                t * backward_step + f.layer_time({gemm_kernel_work(n * t, h, 4 * h, p)}, p), 1e-12)
         << to_string(p);
     // A bidirectional layer runs both directions' kernels.
     const LayerTimes bi = f.model->layer_times(f.index("encoder_l0"), 16);
