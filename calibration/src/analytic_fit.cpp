@@ -8,21 +8,14 @@
 #include <functional>
 #include <limits>
 
+#include "calibration/src/lstm_fit.hpp"
+
 namespace gpuscale::calib {
 namespace {
 
 using compute::ConvPrecisionParams;
 using compute::Precision;
 using compute::TrainingPass;
-
-bool odd_hash(const std::string& text) {
-  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
-  for (unsigned char ch : text) {
-    h ^= ch;
-    h *= 1099511628211ull;
-  }
-  return (h & 1) == 1;
-}
 
 // DeepBench picked FP32 algorithms with cuDNN's Find, which allocates whatever workspace an
 // algorithm needs; its FP16 runs forced implicit GEMM, which the tensor constants alone run.
@@ -135,13 +128,22 @@ std::vector<double> start_at(double efficiency, double fixed_us, double epilogue
 
 }  // namespace
 
+bool held_out_shape(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (unsigned char ch : text) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  return (h & 1) == 1;
+}
+
 bool held_out(const DeepBenchConv& r) {
-  return odd_hash(fmt::format("conv {} {} {} {} {} {} {} {} {} {} {}", r.w, r.h, r.c, r.n, r.k, r.s,
-                              r.r, r.pad_w, r.pad_h, r.stride_w, r.stride_h));
+  return held_out_shape(fmt::format("conv {} {} {} {} {} {} {} {} {} {} {}", r.w, r.h, r.c, r.n,
+                                    r.k, r.s, r.r, r.pad_w, r.pad_h, r.stride_w, r.stride_h));
 }
 
 bool held_out(const DeepBenchGemm& r) {
-  return odd_hash(
+  return held_out_shape(
       fmt::format("gemm {} {} {} {} {}", r.m, r.n, r.k, r.a_transposed, r.b_transposed));
 }
 
@@ -282,6 +284,9 @@ compute::AnalyticParams fit_analytic_params(const DeepBenchResults& fp32,
         fit_conv_precision(conv_calls(*db), gpu, a.conv, p, a.launch_overhead, start.conv.of(p));
   }
   a.gemm_memory_efficiency = fit_gemm_memory_efficiency(fp32, gpu, a.launch_overhead);
+  if (!fp32.lstms.empty() && !mixed.lstms.empty()) {
+    a = fit_recurrent(lstm_calls(fp32), lstm_calls(mixed), gpu, a);
+  }
   a.gemm_efficiency[static_cast<int>(Precision::fp16)] =
       a.gemm_efficiency[static_cast<int>(Precision::fp32)];
   a.conv.precision[static_cast<int>(Precision::fp16)] = a.conv.of(Precision::fp32);

@@ -14,6 +14,7 @@
 //   convolution constants  (conv_model.hpp) per precision: the values that minimise the sum of
 //                          |log(model / measured)| over the fitting half's convolution passes,
 //                          fractions kept in (0, 1], by Nelder-Mead from two fixed starts
+//   recurrent constants    fitted on the LSTM rows with the constants above (lstm_fit.hpp)
 #pragma once
 
 #include <string>
@@ -28,6 +29,8 @@
 
 namespace gpuscale::calib {
 
+// Whether the shape written as `text` is held out: its FNV-1a hash is odd.
+bool held_out_shape(const std::string& text);
 bool held_out(const DeepBenchConv& row);
 bool held_out(const DeepBenchGemm& row);
 
@@ -76,7 +79,8 @@ DeepBenchResults as_results(const DeepBenchMeasurements& measured);
 
 // The whole derivation (the header's list) on one GPU's FP32 and FP16-mixed results: every
 // constant `start` has, refitted; the framework overhead and the fp16 (CUDA-core) constants,
-// which no file measures, taken from `start` and from fp32 respectively.
+// which no file measures, taken from `start` and from fp32 respectively; the recurrent constants
+// taken from `start` when the files have no LSTM rows (measurements of other GPUs).
 compute::AnalyticParams fit_analytic_params(const DeepBenchResults& fp32,
                                             const DeepBenchResults& mixed,
                                             const compute::GpuSpec& gpu,

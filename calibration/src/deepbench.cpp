@@ -13,7 +13,7 @@
 namespace gpuscale::calib {
 namespace {
 
-enum class Section { none, gemm, conv_header, conv };
+enum class Section { none, gemm, conv_header, conv, lstm };
 
 std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -127,6 +127,11 @@ constexpr std::array<std::pair<std::size_t, std::string_view>, 17> kConvHeader{{
     {10, "pad_h"}, {11, "Horizontal stride"}, {12, "Vertical stride"}, {13, "Forward"},
     {14, "wrt Inputs"}, {15, "wrt Parameters"}, {17, "P"}, {18, "Q"}, {23, "Forward Algorithm"}}};
 
+// The header shares its line with the section's title.
+constexpr std::array<std::pair<std::size_t, std::string_view>, 6> kLstmHeader{{
+    {2, "Hidden Units"}, {3, "N"}, {4, "Timesteps"}, {6, "Time Forward (msec)"},
+    {7, "Time Backward wrt Inputs (msec)"}, {8, "Time Backward wrt Weights (msec)"}}};
+
 DeepBenchGemm read_gemm(const RowReader& row, int line) {
   DeepBenchGemm g;
   g.line = line;
@@ -174,6 +179,19 @@ DeepBenchConv read_conv(const RowReader& row, int line, const Origin& where) {
   return c;
 }
 
+DeepBenchLstm read_lstm(const RowReader& row, int line) {
+  DeepBenchLstm l;
+  l.line = line;
+  l.application = row.optional_text(1);
+  l.hidden = row.whole(2, "hidden units");
+  l.n = row.whole(3, "N");
+  l.timesteps = row.whole(4, "timesteps");
+  l.forward = row.milliseconds(6, "forward time");
+  l.backward_data = row.milliseconds(7, "backward-data time");
+  l.backward_weights = row.milliseconds(8, "backward-weights time");
+  return l;
+}
+
 }  // namespace
 
 compute::ConvShape conv_shape(const DeepBenchConv& c) {
@@ -217,6 +235,11 @@ DeepBenchResults read_deepbench_csv(const std::string& path) {
       section = Section::conv_header;
       continue;
     }
+    if (first.starts_with("Recurrent Layers - LSTM")) {
+      expect_header(fields, kLstmHeader, where);
+      section = Section::lstm;
+      continue;
+    }
     if (first.starts_with("Recurrent") || first.starts_with("All-Reduce")) {
       section = Section::none;
       continue;
@@ -230,6 +253,7 @@ DeepBenchResults read_deepbench_csv(const std::string& path) {
     const RowReader row(fields, where);
     if (section == Section::gemm) out.gemms.push_back(read_gemm(row, number));
     if (section == Section::conv) out.convs.push_back(read_conv(row, number, where));
+    if (section == Section::lstm) out.lstms.push_back(read_lstm(row, number));
   }
   if (out.gemms.empty() && out.convs.empty()) {
     throw ConfigError(Origin{path, 0}, "no GEMM or convolution rows found (is this a DeepBench "

@@ -4,9 +4,9 @@
 // CUDA 10.1 and cuDNN 7.6. Read into plain rows; the data stays outside the repository.
 //
 // A file holds sections one after another: "Dense Matrix Multiplication", "Convolution", then
-// RNN and all-reduce sections, which are skipped. A data row is one whose first size column is
-// a whole number; blank separator rows are skipped. DeepBench reports whole microseconds
-// (written as milliseconds with three decimals).
+// the recurrent sections (vanilla RNN, LSTM, GRU) and all-reduce; of these only the LSTM rows are
+// read. A data row is one whose first size column is a whole number; blank separator rows are
+// skipped. DeepBench reports whole microseconds (written as milliseconds with three decimals).
 #pragma once
 
 #include <optional>
@@ -41,11 +41,25 @@ struct DeepBenchConv {
   std::string forward_algorithm;           // cuDNN's choice, e.g. "WINOGRAD_NONFUSED"
 };
 
+// One LSTM layer as DeepBench's rnn_bench.cu timed it (code/nvidia/rnn_bench.cu and
+// cudnn_helper.h at commit 30c5115, the one that published these results): one unidirectional
+// layer, input size = hidden size with CUDNN_SKIP_INPUT (no input projection: x is added to the
+// gates), cuDNN's CUDNN_RNN_ALGO_STANDARD, CUDNN_TENSOR_OP_MATH (Tensor Cores for FP16 data; FP32
+// data stays on the CUDA cores); each time the mean of 100 back-to-back calls
+// (cudnnRNNForwardTraining, cudnnRNNBackwardData, cudnnRNNBackwardWeights).
+struct DeepBenchLstm {
+  int line = 0;
+  std::string application;  // "Machine Translation", "Language Modelling", ...
+  long hidden = 0, n = 0, timesteps = 0;
+  Seconds forward, backward_data, backward_weights;
+};
+
 struct DeepBenchResults {
   std::string file;
   std::string precision;  // the file's first line: "Float", "16 bit inputs, ..."
   std::vector<DeepBenchGemm> gemms;
   std::vector<DeepBenchConv> convs;
+  std::vector<DeepBenchLstm> lstms;
 };
 
 // The convolution in the compute model's terms: batch N, input C x H x W, K filters of R x S

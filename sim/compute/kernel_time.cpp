@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "topologies/core/config_reader.hpp"
@@ -12,7 +13,8 @@ namespace gpuscale::compute {
 namespace {
 
 constexpr std::array<const char*, kKernelClassCount> kKernelClassNames{
-    "conv_forward", "conv_backward_data", "conv_backward_weights", "gemm", "elementwise"};
+    "conv_forward", "conv_backward_data", "conv_backward_weights", "gemm", "elementwise",
+    "recurrent_gemm"};
 
 // A GEMM may reach its peak; operands that stay in the L2 cache may beat the copy bandwidth a
 // little; beyond these bounds a value is a typo.
@@ -66,6 +68,21 @@ ConvPrecisionParams read_conv_precision(const ConfigNode& node, const std::strin
 // (TF32, BF16, FP8) the file gives none of, as DeepBench's V100 runs cannot (the file says so).
 bool takes_tensor_constants(Precision p, const ConfigNode* given) {
   return given == nullptr && on_tensor_cores(p) && p != Precision::tensor;
+}
+
+// Per-precision values under `node` (a later Tensor Core precision the file omits takes
+// `tensor`'s), each a fraction in [0.01, max].
+std::array<double, kPrecisionCount> read_per_precision(const ConfigNode& node,
+                                                       const std::string& what, double max) {
+  MapReader r(node, what, precision_names());
+  std::array<double, kPrecisionCount> v{};
+  for (int p = 0; p < kPrecisionCount; ++p) {
+    const auto precision = static_cast<Precision>(p);
+    const std::string name = to_string(precision);
+    v[p] = takes_tensor_constants(precision, r.find(name)) ? v[static_cast<int>(Precision::tensor)]
+                                                           : read_fraction(r, name, what, max);
+  }
+  return v;
 }
 
 ConvModelParams read_conv_params(const ConfigNode& node) {
@@ -127,6 +144,13 @@ KernelWork gemm_kernel_work(double m, double n, double k, Precision precision) {
   return {KernelClass::gemm, 2 * m * n * k, bytes_per_element(precision) * (m * k + k * n + m * n)};
 }
 
+KernelWork recurrent_gemm_work(double n, double h, Precision precision) {
+  KernelWork w = gemm_kernel_work(n, 4 * h, h, precision);
+  w.kind = KernelClass::recurrent_gemm;
+  w.weight_rows = 4 * h;
+  return w;
+}
+
 std::string shipped_analytic_params_path() {
   return data_root() + "/sim/compute/analytic-v100.yaml";
 }
@@ -134,7 +158,7 @@ std::string shipped_analytic_params_path() {
 AnalyticParams load_analytic_params(const std::string& path) {
   const ConfigNode doc = ConfigNode::load_file(path);
   MapReader r(doc, "analytic model parameters",
-              {"name", "launch_overhead", "framework_overhead", "gemm", "elementwise",
+              {"name", "launch_overhead", "framework_overhead", "gemm", "elementwise", "recurrent",
                "convolution"});
   AnalyticParams a;
   a.origin = Origin{path, 0};
@@ -145,28 +169,31 @@ AnalyticParams load_analytic_params(const std::string& path) {
 
   MapReader gemm(r.require("gemm", "{efficiency: {fp32: 0.8, ...}, memory_efficiency: 0.7}"),
                  "gemm", {"efficiency", "memory_efficiency"});
-  MapReader efficiency(gemm.require("efficiency", "{fp32: 0.8, fp16: 0.8, tensor: 0.8}"),
-                       "gemm efficiency", precision_names());
-  for (int p = 0; p < kPrecisionCount; ++p) {
-    const auto precision = static_cast<Precision>(p);
-    const std::string name = to_string(precision);
-    a.gemm_efficiency[p] =
-        takes_tensor_constants(precision, efficiency.find(name))
-            ? a.gemm_efficiency[static_cast<int>(Precision::tensor)]
-            : read_fraction(efficiency, name, "gemm efficiency", kMaxComputeEfficiency);
-  }
+  a.gemm_efficiency =
+      read_per_precision(gemm.require("efficiency", "{fp32: 0.8, fp16: 0.8, tensor: 0.8}"),
+                         "gemm efficiency", kMaxComputeEfficiency);
   a.gemm_memory_efficiency =
       read_fraction(gemm, "memory_efficiency", "gemm", kMaxMemoryEfficiency);
   MapReader elementwise(r.require("elementwise", "{memory_efficiency: 1.0}"), "elementwise",
                         {"memory_efficiency"});
   a.elementwise_memory_efficiency =
       read_fraction(elementwise, "memory_efficiency", "elementwise", kMaxMemoryEfficiency);
+  MapReader recurrent(
+      r.require("recurrent", "{slab_rows: 128, memory_efficiency: {fp32: 0.9, ...}}"), "recurrent",
+      {"slab_rows", "memory_efficiency"});
+  a.recurrent_slab_rows =
+      read_integer(recurrent.require("slab_rows", "128"), "recurrent slab_rows", 1, 4096);
+  a.recurrent_memory_efficiency = read_per_precision(
+      recurrent.require("memory_efficiency", "{fp32: 0.9, fp16: 0.9, tensor: 0.8}"),
+      "recurrent memory_efficiency", kMaxMemoryEfficiency);
   a.conv = read_conv_params(r.require("convolution", "{tiles: ..., fp32: ..., ...}"));
   return a;
 }
 
 double AnalyticParams::compute(KernelClass c, Precision p) const {
-  if (c == KernelClass::gemm) return gemm_efficiency[static_cast<int>(p)];
+  if (c == KernelClass::gemm || c == KernelClass::recurrent_gemm) {
+    return gemm_efficiency[static_cast<int>(p)];
+  }
   // A streaming kernel's FLOPs never bind (<= a few FLOP/B against ridges of 20 and more): its
   // roofline is its bytes.
   if (c == KernelClass::elementwise) return 1.0;
@@ -176,7 +203,19 @@ double AnalyticParams::compute(KernelClass c, Precision p) const {
 double AnalyticParams::memory(KernelClass c) const {
   if (c == KernelClass::gemm) return gemm_memory_efficiency;
   if (c == KernelClass::elementwise) return elementwise_memory_efficiency;
+  if (c == KernelClass::recurrent_gemm) {
+    throw std::logic_error(
+        "a recurrent GEMM's bandwidth depends on its shape (recurrent_bandwidth)");
+  }
   throw std::logic_error("a convolution is timed by its algorithm (conv_model.hpp)");
+}
+
+BytesPerSecond recurrent_bandwidth(const GpuSpec& gpu, const AnalyticParams& params,
+                                   double weight_rows, Precision precision) {
+  const double slabs = std::ceil(weight_rows / params.recurrent_slab_rows);
+  const double occupancy = std::min(1.0, slabs / gpu.sm_count);
+  return {gpu.copy_bandwidth().value *
+          params.recurrent_memory_efficiency[static_cast<int>(precision)] * occupancy};
 }
 
 Seconds analytic_kernel_time(const GpuSpec& gpu, const AnalyticParams& params,
@@ -186,8 +225,10 @@ Seconds analytic_kernel_time(const GpuSpec& gpu, const AnalyticParams& params,
   }
   const double compute_s =
       work.flops / (gpu.peak(precision).value * params.compute(work.kind, precision));
-  const double memory_s =
-      work.bytes / (gpu.copy_bandwidth().value * params.memory(work.kind));
+  const double bandwidth = work.kind == KernelClass::recurrent_gemm
+                               ? recurrent_bandwidth(gpu, params, work.weight_rows, precision).value
+                               : gpu.copy_bandwidth().value * params.memory(work.kind);
+  const double memory_s = work.bytes / bandwidth;
   return {std::max(compute_s, memory_s) + params.launch_overhead.value};
 }
 

@@ -4,6 +4,8 @@
 //   kernel time = max(flops / (peak[precision] x compute_efficiency[class][precision]),
 //                     bytes / (memory_bandwidth x copy_efficiency x memory_efficiency[class]))
 //                 + launch_overhead
+//   recurrent GEMM: the same with memory_efficiency x occupancy, where
+//                 occupancy = min(1, ceil(weight_rows / slab_rows) / SMs)   (recurrent_bandwidth)
 //   layer time  = sum of its kernels' times + framework_overhead   (one layer, one pass)
 //
 // peak, memory_bandwidth and copy_efficiency are the GPU's (gpu_spec.hpp); the efficiencies and
@@ -30,10 +32,11 @@ enum class KernelClass {
   conv_forward,
   conv_backward_data,
   conv_backward_weights,
-  gemm,         // dense matrix multiply (fully connected layers)
-  elementwise,  // streaming kernels: activations, batch norm, pooling, additions, optimizer
+  gemm,            // dense matrix multiply (fully connected layers)
+  elementwise,     // streaming kernels: activations, batch norm, pooling, additions, optimizer
+  recurrent_gemm,  // one time step's GEMM against an LSTM's recurrent weights W_hh
 };
-inline constexpr int kKernelClassCount = 5;
+inline constexpr int kKernelClassCount = 6;
 
 std::string to_string(KernelClass c);
 KernelClass conv_kernel_class(TrainingPass pass);
@@ -42,6 +45,9 @@ struct KernelWork {
   KernelClass kind = KernelClass::elementwise;
   double flops = 0;  // floating-point operations (a multiply-add counts as 2)
   double bytes = 0;  // bytes read and written in device memory
+  // recurrent_gemm: the rows of the weight matrix it streams (4h for an LSTM of h units), which
+  // set how many SMs share the stream (recurrent_bandwidth); 0 for every other class.
+  double weight_rows = 0;
 };
 
 // FLOPs 2 N K (C/groups) R S P Q for every pass, whatever algorithm runs; bytes: input (N C H W)
@@ -55,6 +61,11 @@ KernelWork conv_kernel_work(const ConvShape& shape, TrainingPass pass, Precision
 // C[m x n] = A[m x k] B[k x n]: 2 m n k FLOPs, (m k + k n + m n) elements moved.
 KernelWork gemm_kernel_work(double m, double n, double k, Precision precision);
 
+// One time step's GEMM against an LSTM's recurrent weights W_hh (4h x h) at batch n: forward
+// gates = h_prev W_hh^T (m = n, n = 4h, k = h), backward-data dh = dgates W_hh (m = n, n = h,
+// k = 4h); the same FLOPs and bytes either way, and the same 4h weight rows streamed.
+KernelWork recurrent_gemm_work(double n, double h, Precision precision);
+
 // The constants of the model; see the file they come from for each one's derivation.
 struct AnalyticParams {
   std::string name;
@@ -65,10 +76,15 @@ struct AnalyticParams {
   std::array<double, kPrecisionCount> gemm_efficiency{};
   double gemm_memory_efficiency = 1;
   double elementwise_memory_efficiency = 1;
+  // Recurrent GEMMs: the rows of W_hh one SM streams, and the fraction of its share of the copy
+  // bandwidth (copy bandwidth / SMs) it reaches, by precision.
+  double recurrent_slab_rows = 128;
+  std::array<double, kPrecisionCount> recurrent_memory_efficiency{};
   ConvModelParams conv;
 
   // The roofline's efficiencies of a GEMM or a streaming kernel (a convolution has none: it is
-  // timed by conv_model.hpp; asking is a logic_error).
+  // timed by conv_model.hpp; a recurrent GEMM's bandwidth is recurrent_bandwidth's; asking
+  // memory() of either is a logic_error).
   double compute(KernelClass c, Precision p) const;
   double memory(KernelClass c) const;
 };
@@ -78,6 +94,13 @@ std::string shipped_analytic_params_path();
 
 // Strict: every constant required, unknown keys rejected, units on overheads.
 AnalyticParams load_analytic_params(const std::string& path);
+
+// What a recurrent GEMM streams W_hh at (docs/compute-model.md#recurrent-layers): a GEMM of n
+// rows (the batch, 128 or fewer) has one output tile per slab of W_hh's rows, each slab read by
+// one SM, so that fewer slabs than SMs leave the rest idle:
+//   copy_bandwidth x recurrent_memory_efficiency[p] x min(1, ceil(weight_rows / slab_rows) / SMs)
+BytesPerSecond recurrent_bandwidth(const GpuSpec& gpu, const AnalyticParams& params,
+                                   double weight_rows, Precision precision);
 
 // The formula above for one GEMM or streaming kernel. Throws ConfigError when the GPU lacks the
 // precision, std::invalid_argument for negative work, std::logic_error for a convolution.

@@ -165,38 +165,23 @@ void add_additive_attention_kernels(const LayerPlan& plan, TrainingPass pass, do
 }
 
 // An LSTM at batch n, as cuDNN's standard algorithm runs one: per direction, one GEMM for the
-// input projections of all T steps (m = n T, n = 4h, k = x), then per step a recurrent GEMM
-// (m = n, n = 4h, k = h) and a pointwise kernel (17 FLOPs per unit: biases, gates, cell; the
-// 4h gates and c_prev read, c and h written). The recurrent GEMMs are small and run one after
-// the other: the GEMM model times each, launch included, which is what makes an LSTM
-// latency-bound. Backward-data mirrors it (per step the pointwise backward, 9 elements moved
-// per unit, and dh = dgates W_hh; then one GEMM for dx); backward-weights is two GEMMs over all
-// steps (dW_ih, dW_hh: k = n T) and the bias gradients (8 FLOPs per unit and step).
+// input projections of all T steps (m = n T, n = 4h, k = x), then the recurrent part
+// (lstm_recurrent_kernels). Backward-data ends with one GEMM for dx; backward-weights starts
+// with dW_ih (k = n T).
 void add_lstm_kernels(const LayerPlan& plan, TrainingPass pass, double n, Precision precision,
                       PassKernels& out) {
   const double h = plan.d, x = plan.lstm_inputs, t = plan.tq;
-  const double e = bytes_per_element(precision);
   for (int direction = 0; direction < static_cast<int>(plan.directions); ++direction) {
-    switch (pass) {
-      case TrainingPass::forward:
-        out.work.push_back(gemm_kernel_work(n * t, 4 * h, x, precision));
-        for (int step = 0; step < static_cast<int>(t); ++step) {
-          out.work.push_back(gemm_kernel_work(n, 4 * h, h, precision));
-          out.work.push_back({KernelClass::elementwise, 17 * n * h, 7 * n * h * e});
-        }
-        break;
-      case TrainingPass::backward_data:
-        for (int step = 0; step < static_cast<int>(t); ++step) {
-          out.work.push_back({KernelClass::elementwise, 17 * n * h, 9 * n * h * e});
-          out.work.push_back(gemm_kernel_work(n, h, 4 * h, precision));
-        }
-        out.work.push_back(gemm_kernel_work(n * t, x, 4 * h, precision));
-        break;
-      case TrainingPass::backward_weights:
-        out.work.push_back(gemm_kernel_work(4 * h, x, n * t, precision));
-        out.work.push_back(gemm_kernel_work(4 * h, h, n * t, precision));
-        out.work.push_back({KernelClass::elementwise, 8 * n * t * h, (4 * n * t + 8) * h * e});
-        break;
+    if (pass == TrainingPass::forward) {
+      out.work.push_back(gemm_kernel_work(n * t, 4 * h, x, precision));
+    }
+    if (pass == TrainingPass::backward_weights) {
+      out.work.push_back(gemm_kernel_work(4 * h, x, n * t, precision));
+    }
+    const PassKernels recurrent = lstm_recurrent_kernels(n, h, t, pass, precision);
+    out.work.insert(out.work.end(), recurrent.work.begin(), recurrent.work.end());
+    if (pass == TrainingPass::backward_data) {
+      out.work.push_back(gemm_kernel_work(n * t, x, 4 * h, precision));
     }
   }
 }
@@ -267,6 +252,38 @@ void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
 }
 
 }  // namespace
+
+// Per step a recurrent GEMM (recurrent_gemm_work: m = n, n = 4h, k = h) and a pointwise kernel
+// (17 FLOPs per unit: biases, gates, cell; the 4h gates and c_prev read, c and h written). The
+// recurrent GEMMs run one after the other, each paying its launch and reading all of W_hh with
+// only as many SMs as it has slabs of W_hh's rows (kernel_time.hpp, recurrent_bandwidth): what
+// makes an LSTM at small batch slow. Backward-data mirrors it: per step the pointwise backward
+// (9 elements moved per unit) and dh = dgates W_hh. Backward-weights is one GEMM over all steps
+// (dW_hh: k = n T) and the bias gradients (8 FLOPs per unit and step).
+PassKernels lstm_recurrent_kernels(double n, double h, double t, TrainingPass pass,
+                                   Precision precision) {
+  const double e = bytes_per_element(precision);
+  PassKernels out;
+  switch (pass) {
+    case TrainingPass::forward:
+      for (int step = 0; step < static_cast<int>(t); ++step) {
+        out.work.push_back(recurrent_gemm_work(n, h, precision));
+        out.work.push_back({KernelClass::elementwise, 17 * n * h, 7 * n * h * e});
+      }
+      break;
+    case TrainingPass::backward_data:
+      for (int step = 0; step < static_cast<int>(t); ++step) {
+        out.work.push_back({KernelClass::elementwise, 17 * n * h, 9 * n * h * e});
+        out.work.push_back(recurrent_gemm_work(n, h, precision));
+      }
+      break;
+    case TrainingPass::backward_weights:
+      out.work.push_back(gemm_kernel_work(4 * h, h, n * t, precision));
+      out.work.push_back({KernelClass::elementwise, 8 * n * t * h, (4 * n * t + 8) * h * e});
+      break;
+  }
+  return out;
+}
 
 std::vector<LayerPlan> plan_layers(const wl::Workload& workload, const wl::WorkloadCosts& costs) {
   if (costs.layers.size() != workload.layers.size()) {

@@ -75,4 +75,10 @@ struct PassKernels {
 // to nothing (the input). Whether the layer has the pass is the caller's question (has()).
 PassKernels kernels_of(const LayerPlan& plan, TrainingPass pass, int batch, Precision precision);
 
+// One direction of an LSTM of h units over t steps at batch n, less its input projection (the
+// input GEMM forward, the dx GEMM backward-data, dW_ih backward-weights): what cuDNN runs with
+// CUDNN_SKIP_INPUT, as DeepBench timed it (calibration/src/deepbench.hpp).
+PassKernels lstm_recurrent_kernels(double n, double h, double t, TrainingPass pass,
+                                   Precision precision);
+
 }  // namespace gpuscale::compute

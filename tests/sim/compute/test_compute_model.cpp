@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "calibration/src/analytic_fit.hpp"
@@ -88,6 +89,40 @@ TEST(AnalyticModel, LaunchOverheadPerKernelAndFrameworkOverheadOncePerLayer) {
   EXPECT_NEAR(analytic_layer_time(toy_gpu(), toy_params(), kernels, Precision::fp32).value,
               gemm + elementwise + 2 * 5e-6 + 20e-6, 1e-15);
   EXPECT_DOUBLE_EQ(analytic_layer_time(toy_gpu(), toy_params(), {}, Precision::fp32).value, 20e-6);
+}
+
+// A recurrent GEMM streams W_hh with one SM per slab of 128 of its 4h rows: with 10 SMs, an
+// LSTM of 128 units (4 slabs) reads at 4/10 of the recurrent bandwidth, one of 512 units (16
+// slabs) at all of it; the FLOPs run at the GEMM efficiency.
+TEST(AnalyticModel, RecurrentGemmStreamsItsWeightsOnTheSmsItsSlabsOccupy) {
+  GpuSpec gpu = toy_gpu();
+  gpu.sm_count = 10;
+  AnalyticParams a = toy_params();
+  a.recurrent_slab_rows = 128;
+  a.recurrent_memory_efficiency.fill(0.9);
+  a.recurrent_memory_efficiency[static_cast<int>(Precision::fp16)] = 0.6;
+  const double copy = 1000e9 * 0.5;
+  for (const auto& [p, e, efficiency] :
+       {std::tuple{Precision::fp32, 4.0, 0.9}, std::tuple{Precision::fp16, 2.0, 0.6}}) {
+    const KernelWork small = recurrent_gemm_work(16, 128, p);
+    EXPECT_EQ(small.kind, KernelClass::recurrent_gemm);
+    EXPECT_EQ(small.weight_rows, 512);
+    EXPECT_DOUBLE_EQ(small.flops, 2 * 16 * 512 * 128.0);
+    EXPECT_DOUBLE_EQ(small.bytes, e * (16 * 128 + 128 * 512 + 16 * 512.0));
+    EXPECT_DOUBLE_EQ(recurrent_bandwidth(gpu, a, 512, p).value, copy * efficiency * 0.4);
+    EXPECT_DOUBLE_EQ(analytic_kernel_time(gpu, a, small, p).value,
+                     small.bytes / (copy * efficiency * 0.4) + 5e-6);
+    const KernelWork wide = recurrent_gemm_work(16, 512, p);
+    EXPECT_DOUBLE_EQ(analytic_kernel_time(gpu, a, wide, p).value,
+                     wide.bytes / (copy * efficiency) + 5e-6);
+    // At a batch of 4096 the FLOPs bind: the GEMM's roofline.
+    const KernelWork big = recurrent_gemm_work(4096, 512, p);
+    EXPECT_DOUBLE_EQ(analytic_kernel_time(gpu, a, big, p).value,
+                     big.flops / (gpu.peak(p).value * 0.5) + 5e-6);
+  }
+  // A slab's rows round up: 513 rows are 5 slabs of 128.
+  EXPECT_DOUBLE_EQ(recurrent_bandwidth(gpu, a, 513, Precision::fp32).value, copy * 0.9 * 0.5);
+  EXPECT_THROW(a.memory(KernelClass::recurrent_gemm), std::logic_error);
 }
 
 TEST(AnalyticModel, TensorPrecisionOnAGpuWithoutTensorCoresIsAConfigError) {
@@ -423,6 +458,8 @@ TEST(AnalyticParams, LaterTensorCorePrecisionsTakeTheFp16TensorCoreConstants) {
               a.gemm_efficiency[static_cast<int>(Precision::tensor)]);
     EXPECT_EQ(a.conv.of(p).gemm_efficiency, a.conv.of(Precision::tensor).gemm_efficiency);
     EXPECT_EQ(a.conv.of(p).channel_slice, a.conv.of(Precision::tensor).channel_slice);
+    EXPECT_EQ(a.recurrent_memory_efficiency[static_cast<int>(p)],
+              a.recurrent_memory_efficiency[static_cast<int>(Precision::tensor)]);
   }
 }
 
@@ -495,6 +532,7 @@ TEST(AnalyticParams, EveryConstantIsRequiredAndUnknownKeysAreRejected) {
       "name: t\nlaunch_overhead: 8 us\nframework_overhead: 20 us\n"
       "gemm: {efficiency: {fp32: 0.8, fp16: 0.8, tensor: 0.8}, memory_efficiency: 0.7}\n"
       "elementwise: {memory_efficiency: 1}\n"
+      "recurrent: {slab_rows: 128, memory_efficiency: {fp32: 0.9, fp16: 0.9, tensor: 0.8}}\n"
       "convolution:\n  tiles: [{m: 128, n: 64}]\n  fp32: " + conv + "\n  fp16: " + conv +
       "\n  tensor: " + conv + "\n";
   EXPECT_NO_THROW(load_analytic_params(write_temp_file("params.yaml", good)));
@@ -510,7 +548,18 @@ TEST(AnalyticParams, EveryConstantIsRequiredAndUnknownKeysAreRejected) {
   EXPECT_THAT(config_error_of([&] {
                 load_analytic_params(write_temp_file("above.yaml", above_peak));
               }),
-              HasSubstr("above.yaml:8"));
+              HasSubstr("above.yaml:9"));
+
+  std::string no_recurrent = good;
+  no_recurrent.erase(no_recurrent.find("recurrent: {"),
+                     no_recurrent.find("convolution:") - no_recurrent.find("recurrent: {"));
+  EXPECT_THAT(
+      config_error_of([&] { load_analytic_params(write_temp_file("missing.yaml", no_recurrent)); }),
+      MatchesRegex(".*missing.yaml.*'recurrent'.*"));
+  std::string fast = good;
+  fast.replace(fast.find("fp32: 0.9, fp16: 0.9, tensor"), 9, "fp32: 2.5");
+  EXPECT_THAT(config_error_of([&] { load_analytic_params(write_temp_file("fast.yaml", fast)); }),
+              HasSubstr("fast.yaml:6"));
 
   std::string bare = good;
   bare.replace(bare.find("8 us"), 4, "8");

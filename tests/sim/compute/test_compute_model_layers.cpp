@@ -394,25 +394,43 @@ TEST(LayersToKernels, EmbeddingMovesTheRowsItGathers) {
   EXPECT_GT(f.model->layer_times(f.index("logits"), batch).backward_weights.value, 0);
 }
 
-// GNMT's LSTMs run as cuDNN's standard algorithm: one input GEMM over all steps, then a small
-// recurrent GEMM and a pointwise kernel per step, each paying its launch.
-TEST(LayersToKernels, LstmIsOneInputGemmThenAGemmAndAPointwiseKernelPerStep) {
-  const Fixture f("gnmt");
-  const int batch = 16;
-  const double n = batch, t = 50, h = 1024, e = 4;
-  std::vector<KernelWork> forward = {gemm_kernel_work(n * t, 4 * h, h, Precision::fp32)};
-  for (int step = 0; step < 50; ++step) {
-    forward.push_back(gemm_kernel_work(n, 4 * h, h, Precision::fp32));
-    forward.push_back({KernelClass::elementwise, 17 * n * h, 7 * n * h * e});
+// GNMT's LSTMs run as cuDNN's standard algorithm: one input GEMM over all steps, then per step a
+// recurrent GEMM and a pointwise kernel, each paying its launch. The recurrent GEMM of 1024 units
+// streams W_hh (4096 x 1024) on 4096 / 128 = 32 of the V100's 80 SMs, at 32/80 of the recurrent
+// bandwidth; at batch 16 that read binds, in both precisions. Closed form: T x the step + the
+// input GEMM forward, T x the step + the dx GEMM backward-data.
+TEST(LayersToKernels, LstmIsAnInputGemmAndTStepsOfARecurrentGemmAndAPointwiseKernel) {
+  const std::string fp16 =
+      write_temp_file("gnmt-fp16.yaml", "base: gnmt\nname: gnmt-fp16\nprecision: fp16\n");
+  for (const auto& [workload, p] :
+       {std::pair{std::string("gnmt"), Precision::fp32}, std::pair{fp16, Precision::tensor}}) {
+    const Fixture f(workload);
+    const double n = 16, t = 50, h = 1024, e = bytes_per_element(p);
+    const double launch = f.params.launch_overhead.value;
+    const double copy = f.gpu.copy_bandwidth().value;
+    const double weights = e * (n * h + 4 * h * h + n * 4 * h);
+    const double flops = 2 * n * 4 * h * h;
+    const double rate = f.gpu.peak(p).value * f.params.gemm_efficiency[static_cast<int>(p)];
+    const double stream =
+        copy * f.params.recurrent_memory_efficiency[static_cast<int>(p)] * 32.0 / 80.0;
+    ASSERT_GT(weights / stream, flops / rate) << to_string(p);  // the read binds
+    const double step_gemm = weights / stream + launch;
+    const double bw = copy * f.params.memory(KernelClass::elementwise);
+    const double forward_step = step_gemm + 7 * n * h * e / bw + launch;
+    const double backward_step = step_gemm + 9 * n * h * e / bw + launch;
+    const double projection =
+        f.layer_time({gemm_kernel_work(n * t, 4 * h, h, p)}, p);  // framework overhead included
+    const LayerTimes l = f.model->layer_times(f.index("decoder_att_rnn"), 16);
+    EXPECT_NEAR(l.forward.value, t * forward_step + projection, 1e-12) << to_string(p);
+    EXPECT_NEAR(l.backward_data.value,
+                t * backward_step + f.layer_time({gemm_kernel_work(n * t, h, 4 * h, p)}, p), 1e-12)
+        << to_string(p);
+    // A bidirectional layer runs both directions' kernels.
+    const LayerTimes bi = f.model->layer_times(f.index("encoder_l0"), 16);
+    EXPECT_NEAR(bi.forward.value - f.params.framework_overhead.value,
+                2 * (l.forward.value - f.params.framework_overhead.value), 1e-12)
+        << to_string(p);
   }
-  const LayerTimes l = f.model->layer_times(f.index("decoder_att_rnn"), batch);
-  EXPECT_DOUBLE_EQ(l.forward.value, f.layer_time(forward));
-  // 101 launches: the per-step kernels dominate at this batch.
-  EXPECT_GT(l.forward.value, 101 * f.params.launch_overhead.value);
-  // A bidirectional layer runs both directions' kernels.
-  const LayerTimes bi = f.model->layer_times(f.index("encoder_l0"), batch);
-  EXPECT_NEAR(bi.forward.value - f.params.framework_overhead.value,
-              2 * (l.forward.value - f.params.framework_overhead.value), 1e-12);
 }
 
 TEST(LayersToKernels, MissingPassesCostNothing) {
