@@ -29,7 +29,9 @@ struct CsvRow {
   std::string layer;
   std::string type;
   std::string pass;
+  std::string precision;
   double time_us = 0;
+  double cast_us = 0;
   std::string algorithm;
   std::string workspace_bytes;
 };
@@ -50,9 +52,10 @@ std::vector<CsvRow> parse_csv(const std::string& csv, std::string& header) {
   for (size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     const std::vector<std::string> f = split(lines[i], ',');
-    EXPECT_EQ(f.size(), 6u) << lines[i];
-    if (f.size() != 6) continue;
-    rows.push_back({f[0], f[1], f[2], std::stod(f[3]), f[4], f[5]});
+    EXPECT_EQ(f.size(), 8u) << lines[i];
+    if (f.size() != 8) continue;
+    const double cast_us = f[5].empty() ? 0 : std::stod(f[5]);
+    rows.push_back({f[0], f[1], f[2], f[3], std::stod(f[4]), cast_us, f[6], f[7]});
   }
   return rows;
 }
@@ -62,7 +65,7 @@ TEST(CliLayerTimes, LenetCsvNamesEveryLayerAndTotalsTheRows) {
   ASSERT_EQ(r.status, 0) << r.err;
   std::string header;
   const std::vector<CsvRow> rows = parse_csv(r.out, header);
-  EXPECT_EQ(header, "layer,type,pass,time_us,algorithm,workspace_bytes");
+  EXPECT_EQ(header, "layer,type,pass,precision,time_us,cast_us,algorithm,workspace_bytes");
 
   std::map<std::string, double> total_of_pass;  // the TOTAL rows
   std::map<std::string, double> sum_of_pass;    // the layers' rows
@@ -90,6 +93,39 @@ TEST(CliLayerTimes, LenetCsvNamesEveryLayerAndTotalsTheRows) {
   for (const auto& [pass, total] : total_of_pass) {
     EXPECT_NEAR(sum_of_pass[pass], total, 1e-6 * total) << pass;
   }
+}
+
+// --precision amp with PyTorch 1.6: convolutions and the classifier on FP16 Tensor Cores with
+// their weight casts, the softmax in FP32; every pass faster than in FP32 but for the FP32 ones.
+TEST(CliLayerTimes, AmpGivesEachLayerItsPrecisionAndItsCasts) {
+  const std::string command =
+      kGpuscale + " workload layers resnet-50 --batch 64 --framework pytorch-ddp --format csv";
+  const auto fp32 = run_command(command);
+  const auto amp = run_command(command + " --precision amp");
+  ASSERT_EQ(fp32.status, 0) << fp32.err;
+  ASSERT_EQ(amp.status, 0) << amp.err;
+  std::string header;
+  const std::vector<CsvRow> fp32_rows = parse_csv(fp32.out, header);
+  const std::vector<CsvRow> amp_rows = parse_csv(amp.out, header);
+  ASSERT_EQ(fp32_rows.size(), amp_rows.size());
+  for (size_t i = 0; i < amp_rows.size(); ++i) {
+    const CsvRow& a = amp_rows[i];
+    if (a.layer == "TOTAL") {
+      EXPECT_LT(a.time_us, fp32_rows[i].time_us) << a.pass;
+      continue;
+    }
+    EXPECT_EQ(fp32_rows[i].precision, "fp32") << a.layer;
+    if (a.type == "conv" || a.type == "fc") {
+      EXPECT_EQ(a.precision, "tensor") << a.layer;
+      EXPECT_EQ(a.cast_us > 0, a.pass != "backward_data") << a.layer << " " << a.pass;
+    } else if (a.type == "softmax") {
+      EXPECT_EQ(a.precision, "fp32") << a.layer;
+    }
+  }
+  const auto refused = run_command(command + " --precision tf32");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_THAT(refused.err, HasSubstr("PyTorch 1.6 has no TF32"));
+  EXPECT_TRUE(refused.out.empty());
 }
 
 TEST(CliLayerTimes, SameInputSameBytes) {

@@ -19,6 +19,7 @@
 #include "topologies/core/units.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/layer_costs.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::cli {
@@ -33,6 +34,7 @@ struct LayersOptions {
   std::string framework = "mxnet";
   std::string gpu = "V100-SXM2";
   std::string profile;
+  std::string precision;  // empty: the workload's
   std::vector<std::string> overrides;
 };
 
@@ -55,6 +57,8 @@ struct LayerTimesReport {
   std::string gpu;
   std::string framework;
   std::string model;  // ComputeTimeModel::name(): analytic or which profile
+  std::string precision;  // the recipe's name and what the framework runs for it
+  bool casts = false;     // some pass casts weights (the recipe's extra kernels)
   int batch = 0;
   std::vector<LayerRow> layers{};  // every layer but the input
   std::array<double, compute::kTrainingPassCount> total_us{};  // indexed by TrainingPass
@@ -77,15 +81,18 @@ std::vector<TrainingPass> passes_of(const wl::LayerCost& cost) {
 }
 
 LayerTimesReport layer_times_of(const LayersOptions& o) {
-  const wl::Workload w = wl::load_workload(o.model, o.overrides);
+  wl::Workload w = wl::load_workload(o.model, o.overrides);
+  if (!o.precision.empty()) wl::set_precision(w, o.precision, Origin{"--precision", 0});
   const wl::WorkloadCosts costs = wl::compute_costs(w);
   const wl::FrameworkConfig framework = wl::load_framework(o.framework, Origin{"--framework", 0});
   const compute::GpuSpec gpu = compute::load_gpu_spec(o.gpu, Origin{"--gpu", 0});
   const auto model = sim::compute_model_of(w, costs, framework, gpu, o.profile);
+  const wl::PrecisionRecipe& recipe = framework.precision_of(w);
   LayerTimesReport report{.workload = w.name,
                           .gpu = o.gpu,
                           .framework = framework.name,
                           .model = model->name(),
+                          .precision = fmt::format("{} ({})", recipe.name, recipe.runs_as),
                           .batch = o.batch};
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const wl::Layer& layer = w.layers[i];
@@ -94,6 +101,7 @@ LayerTimesReport layer_times_of(const LayersOptions& o) {
     for (TrainingPass pass : passes_of(costs.layers[i])) {
       const compute::PassPlan plan = model->pass_plan(static_cast<int>(i), pass, o.batch);
       report.total_us[static_cast<size_t>(pass)] += micros(plan.time);
+      report.casts = report.casts || plan.cast_time.value > 0;
       row.passes.push_back({pass, plan});
     }
     report.layers.push_back(std::move(row));
@@ -132,23 +140,43 @@ std::string time_cell(const LayerRow& row, TrainingPass pass) {
   return plan ? fmt::format("{:.1f}", micros(plan->time)) : "-";
 }
 
+// The arithmetic every pass of the layer runs at (one per layer: a recipe gives a layer one).
+std::string precision_cell(const LayerRow& row) {
+  return compute::to_string(row.passes.front().plan.precision);
+}
+
+// "12.3/4.5": the weight casts in forward and in backward-weights, µs; "-" for none.
+std::string cast_cell(const LayerRow& row) {
+  const compute::PassPlan* forward = plan_of(row, TrainingPass::forward);
+  const compute::PassPlan* weights = plan_of(row, TrainingPass::backward_weights);
+  if (forward == nullptr || forward->cast_time.value == 0) return "-";
+  return fmt::format("{:.1f}/{:.1f}", micros(forward->cast_time),
+                     weights ? micros(weights->cast_time) : 0.0);
+}
+
 std::string layer_times_table(const LayerTimesReport& r) {
-  std::string out = fmt::format("{} at batch {} per GPU with {}, {}: GPU time per pass in µs\n\n",
-                                r.workload, r.batch, r.framework, r.model);
+  std::string out = fmt::format("{} at batch {} per GPU with {}, {}, precision {}: GPU time per "
+                                "pass in µs{}\n\n",
+                                r.workload, r.batch, r.framework, r.model, r.precision,
+                                r.casts ? " (weight casts included, also shown apart)" : "");
   size_t name_width = std::string("layer").size();
   for (const LayerRow& row : r.layers) name_width = std::max(name_width, row.name.size());
-  out += fmt::format("{:<{}} {:<13} {:>11} {:>11} {:>11}  {}\n", "layer", name_width, "type",
-                     "forward", "bwd-data", "bwd-weights", "algorithm fwd/bwd-data/bwd-weights");
+  const std::string casts_header = r.casts ? fmt::format(" {:>11}", "casts f/bw") : "";
+  out += fmt::format("{:<{}} {:<13} {:<9} {:>11} {:>11} {:>11}{}  {}\n", "layer", name_width,
+                     "type", "precision", "forward", "bwd-data", "bwd-weights", casts_header,
+                     "algorithm fwd/bwd-data/bwd-weights");
   for (const LayerRow& row : r.layers) {
-    out += fmt::format("{:<{}} {:<13} {:>11} {:>11} {:>11}", row.name, name_width, row.type,
-                       time_cell(row, TrainingPass::forward),
+    out += fmt::format("{:<{}} {:<13} {:<9} {:>11} {:>11} {:>11}", row.name, name_width, row.type,
+                       precision_cell(row), time_cell(row, TrainingPass::forward),
                        time_cell(row, TrainingPass::backward_data),
                        time_cell(row, TrainingPass::backward_weights));
+    if (r.casts) out += fmt::format(" {:>11}", cast_cell(row));
     const std::string algorithms = algorithms_of(row);
     out += (algorithms.empty() ? "" : "  " + algorithms) + "\n";
   }
-  out += fmt::format("{:<{}} {:<13} {:>11.1f} {:>11.1f} {:>11.1f}\n", "TOTAL", name_width, "",
-                     total_of(r, TrainingPass::forward), total_of(r, TrainingPass::backward_data),
+  out += fmt::format("{:<{}} {:<13} {:<9} {:>11.1f} {:>11.1f} {:>11.1f}\n", "TOTAL", name_width,
+                     "", "", total_of(r, TrainingPass::forward),
+                     total_of(r, TrainingPass::backward_data),
                      total_of(r, TrainingPass::backward_weights));
   // The figure docs/compute-model.md tabulates per model ("Whole models").
   out += fmt::format("\nall passes: {:.3f} ms (no weight updates, no gradient exchange)\n",
@@ -160,22 +188,26 @@ std::string layer_times_table(const LayerTimesReport& r) {
 // last rows, layer TOTAL with an empty type. Non-convolution passes leave the algorithm and the
 // workspace empty.
 std::string layer_times_csv(const LayerTimesReport& r) {
-  std::string out = "layer,type,pass,time_us,algorithm,workspace_bytes\n";
+  std::string out = "layer,type,pass,precision,time_us,cast_us,algorithm,workspace_bytes\n";
   for (const LayerRow& row : r.layers) {
     for (const PassTime& p : row.passes) {
       out += csv_record({row.name, row.type, to_string(p.pass),
-                         fmt::format("{:.9g}", micros(p.plan.time)), p.plan.algorithm,
+                         compute::to_string(p.plan.precision),
+                         fmt::format("{:.9g}", micros(p.plan.time)),
+                         fmt::format("{:.9g}", micros(p.plan.cast_time)), p.plan.algorithm,
                          is_conv(p.plan) ? fmt::format("{:.0f}", p.plan.workspace_bytes) : ""});
     }
   }
   for (TrainingPass pass : kPasses) {
-    out += fmt::format("TOTAL,,{},{:.9g},,\n", to_string(pass), total_of(r, pass));
+    out += fmt::format("TOTAL,,{},,{:.9g},,,\n", to_string(pass), total_of(r, pass));
   }
   return out;
 }
 
 nlohmann::ordered_json pass_json(const compute::PassPlan& plan) {
-  nlohmann::ordered_json j = {{"time_us", micros(plan.time)}};
+  nlohmann::ordered_json j = {{"precision", compute::to_string(plan.precision)},
+                              {"time_us", micros(plan.time)},
+                              {"cast_us", micros(plan.cast_time)}};
   if (is_conv(plan)) {
     j["algorithm"] = plan.algorithm;
     j["workspace_bytes"] = plan.workspace_bytes;
@@ -193,6 +225,7 @@ nlohmann::ordered_json layer_times_json(const LayerTimesReport& r) {
   nlohmann::ordered_json totals = nlohmann::ordered_json::object();
   for (TrainingPass pass : kPasses) totals[to_string(pass)] = total_of(r, pass);
   return {{"workload", r.workload}, {"gpu", r.gpu},       {"framework", r.framework},
+          {"precision", r.precision},
           {"batch", r.batch},       {"model", r.model},   {"layers", std::move(layers)},
           {"total_us", std::move(totals)}};
 }
@@ -228,6 +261,10 @@ void add_layer_times_command(CLI::App& workload) {
                   "workspace limit pick the convolution algorithms")
       ->capture_default_str();
   cmd->add_option("--profile", o->profile, "Measured per-layer times (docs/compute-model.md)");
+  cmd->add_option("--precision", o->precision, "Precision recipe, as the framework runs it: fp32, "
+                                               "tf32, amp, fp16, bf16 or fp8 (default: the "
+                                               "workload's)")
+      ->check(CLI::IsMember(wl::precision_recipe_names()));
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();

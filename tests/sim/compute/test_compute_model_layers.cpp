@@ -12,6 +12,7 @@
 #include "sim/compute/layer_kernels.hpp"
 #include "tests/support/test_support.hpp"
 #include "workloads/src/framework.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::compute {
@@ -517,6 +518,47 @@ TEST(LayersToKernels, UpdateIsOneSgdMomentumKernelPerTensor) {
               1e-12);
   EXPECT_EQ(f.model->update_time(0).value, 0);
   EXPECT_THROW(f.model->update_time(-1), std::invalid_argument);
+}
+
+// Under native AMP (PyTorch 1.6) each FP32 weight a convolution reads is cast to FP16 in forward
+// and its FP16 gradient back to FP32 in backward-weights: one elementwise kernel of 6 bytes per
+// element each, on top of the Tensor Core convolution.
+TEST(PrecisionRecipes, AWeightCastIsAStreamingKernelOfSixBytesPerElement) {
+  const Fixture f("resnet-50");
+  wl::Workload amp = f.workload;
+  wl::set_precision(amp, "amp", Origin{"--precision", 0});
+  const wl::PrecisionRecipe recipe = wl::load_framework("pytorch-ddp").precision_of(amp);
+  const auto model =
+      make_analytic_model(amp, wl::compute_costs(amp), f.gpu, f.params, f.policy, recipe);
+  const int conv = f.index("stage4.1.conv2");  // 512x512x3x3 = 2359296 weights
+  const double n = 2359296;
+  const double bw = f.gpu.copy_bandwidth().value * f.params.memory(KernelClass::elementwise);
+  const double cast = 6 * n / bw + f.params.launch_overhead.value;
+  const PassPlan forward = model->pass_plan(conv, TrainingPass::forward, 32);
+  EXPECT_EQ(forward.precision, Precision::tensor);
+  EXPECT_NEAR(forward.cast_time.value, cast, 1e-12);
+  EXPECT_NEAR(model->pass_plan(conv, TrainingPass::backward_weights, 32).cast_time.value, cast,
+              1e-12);
+  EXPECT_EQ(model->pass_plan(conv, TrainingPass::backward_data, 32).cast_time.value, 0);
+  // The softmax stays on autocast's FP32 list.
+  EXPECT_EQ(model->pass_plan(f.index("softmax1"), TrainingPass::forward, 32).precision,
+            Precision::fp32);
+  // The step: GradScaler's unscale (8 bytes) then SGD (20), two kernels per tensor.
+  EXPECT_NEAR(model->update_time(static_cast<long>(n)).value,
+              28 * n / bw + 2 * f.params.launch_overhead.value + f.params.framework_overhead.value,
+              1e-12);
+}
+
+TEST(PrecisionRecipes, ARecipeOnAGpuWithoutItsTensorCoresIsAnError) {
+  const Fixture f("lenet");
+  wl::PrecisionRecipe bf16;
+  bf16.name = "bf16";
+  bf16.gemm_math = wl::Math::bf16;
+  bf16.activation_bytes = 2;
+  EXPECT_THAT(config_error_of([&] {
+                make_analytic_model(f.workload, f.costs, f.gpu, f.params, f.policy, bf16);
+              }),
+              HasSubstr("GPU V100-SXM2 has no bf16 Tensor Cores"));
 }
 
 TEST(LayersToKernels, NameAndBadArguments) {
