@@ -120,7 +120,8 @@ TEST(DeepBenchLstm, HeldOutPerStepPassesStayWithinTheirDocumentedError) {
   }
 }
 
-// The model's error per precision, pass and half.
+// The model's error per precision, pass and half (the figures docs/compute-model.md quotes), each
+// over its half of DeepBench's 22 LSTM rows.
 TEST(DeepBenchLstm, PrintsTheModelsErrorPerPrecisionPassAndHalf) {
   SKIP_WITHOUT_DEEPBENCH();
   const Data& d = data();
@@ -132,6 +133,7 @@ TEST(DeepBenchLstm, PrintsTheModelsErrorPerPrecisionPassAndHalf) {
       for (int i = 0; i < compute::kTrainingPassCount; ++i) {
         const auto pass = static_cast<TrainingPass>(i);
         const ErrorStats e = lstm_errors(*calls, d.v100, a, p, held, pass);
+        EXPECT_EQ(e.n, 11) << to_string(p) << " " << to_string(pass) << (held ? " held-out" : "");
         std::printf("%s\n", format_error_stats(
                                 fmt::format("{} lstm {} {}", held ? "held-out" : "fitting-half",
                                             to_string(p), to_string(pass)),
