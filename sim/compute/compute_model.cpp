@@ -20,6 +20,7 @@
 #include "sim/compute/layer_kernels.hpp"
 #include "sim/compute/projection.hpp"
 #include "topologies/core/config_reader.hpp"
+#include "workloads/src/transformer_layers.hpp"
 
 namespace gpuscale::compute {
 namespace {
@@ -48,25 +49,36 @@ bool is_gemm_layer(const LayerPlan& plan) {
          plan.mapping == M::lstm;
 }
 
-// What each layer runs at under `recipe`: a GEMM layer at the recipe's math for it; any other
-// layer is memory-bound and runs on CUDA cores at the dtype it writes.
+// The dtype a recipe's 16-bit layers write: BF16 where its GEMMs run in BF16 (or in FP8 with
+// BF16 around them), else FP16.
+Precision sixteen_bit_of(const wl::PrecisionRecipe& recipe) {
+  const bool bf16 = recipe.gemm_math == wl::Math::bf16 ||
+                    (recipe.gemm_math == wl::Math::fp8 && recipe.outside_math == wl::Math::bf16);
+  return bf16 ? Precision::bf16 : Precision::fp16;
+}
+
+// What each layer runs at under `recipe`: a GEMM layer at the recipe's math for it (which may
+// depend on whether it is in a transformer layer); any other layer is memory-bound and runs on
+// CUDA cores at the dtype it writes.
 std::vector<Precision> layer_precisions(const wl::Workload& workload,
                                         const std::vector<LayerPlan>& plans,
-                                        const wl::PrecisionRecipe& recipe, const GpuSpec& gpu) {
+                                        const wl::PrecisionRecipe& recipe,
+                                        const wl::TransformerLayers& blocks, const GpuSpec& gpu) {
   std::vector<Precision> out;
   for (size_t i = 0; i < plans.size(); ++i) {
     const wl::LayerType type = workload.layers[i].type;
-    out.push_back(is_gemm_layer(plans[i]) ? kernel_precision(recipe.math_of(type), gpu)
+    out.push_back(is_gemm_layer(plans[i]) ? kernel_precision(recipe.math_of(type, blocks.contains(i)), gpu)
                   : recipe.output_bytes_of(type) == 4 ? Precision::fp32
-                                                      : Precision::fp16);
+                                                      : sixteen_bit_of(recipe));
   }
   return out;
 }
 
-std::vector<double> cast_elements(const wl::Workload& workload, const wl::PrecisionRecipe& recipe) {
+std::vector<double> cast_elements(const wl::Workload& workload, const wl::PrecisionRecipe& recipe,
+                                  const wl::TransformerLayers& blocks) {
   std::vector<double> out;
-  for (const wl::Layer& layer : workload.layers) {
-    out.push_back(wl::cast_weight_elements(layer, recipe));
+  for (size_t i = 0; i < workload.layers.size(); ++i) {
+    out.push_back(wl::cast_weight_elements(workload.layers[i], recipe, blocks.contains(i)));
   }
   return out;
 }
@@ -92,8 +104,13 @@ class AnalyticModel final : public ComputeTimeModel {
         policy_(policy),
         recipe_(recipe),
         plans_(plan_layers(workload, costs)),
-        precisions_(layer_precisions(workload, plans_, recipe, gpu)),
-        cast_elements_(cast_elements(workload, recipe)) {
+        blocks_(wl::transformer_layers(workload)),
+        precisions_(layer_precisions(workload, plans_, recipe, blocks_, gpu)),
+        cast_elements_(cast_elements(workload, recipe, blocks_)) {
+    for (const wl::Layer& layer : workload.layers) {
+      input_elements_.push_back(static_cast<double>(layer.input.elements()));
+      output_elements_.push_back(static_cast<double>(layer.output.elements()));
+    }
     // A GPU without a precision the recipe runs fails here, not mid-replay.
     for (Precision p : precisions_) gpu_.peak(p);
   }
@@ -134,9 +151,13 @@ class AnalyticModel final : public ComputeTimeModel {
       out.workspace_bytes = choice.workspace_bytes;
     }
     if (const std::optional<KernelWork> cast = weight_cast(index, pass)) {
-      out.cast_time = analytic_kernel_time(gpu_, params_, *cast, Precision::fp32);
-      total += out.cast_time.value;
+      out.weight_cast_time = analytic_kernel_time(gpu_, params_, *cast, Precision::fp32);
     }
+    out.cast_time = out.weight_cast_time;
+    if (const std::optional<KernelWork> cast = activation_cast(index, pass, batch)) {
+      out.cast_time.value += analytic_kernel_time(gpu_, params_, *cast, Precision::fp32).value;
+    }
+    total += out.cast_time.value;
     out.time = {total};
     return out;
   }
@@ -167,12 +188,32 @@ class AnalyticModel final : public ComputeTimeModel {
   }
 
  private:
-  // The cast of a layer's FP32 weights to 16 bits in forward (4 bytes read, 2 written per
-  // element) and of its 16-bit weight gradient back to FP32 in backward (2 read, 4 written).
+  // The recipe's weight casts in a pass of a layer. Autocast's: FP32 to 16 bits in forward
+  // (4 bytes read, 2 written per element) and the 16-bit weight gradient back to FP32 in
+  // backward-weights (2 read, 4 written). Transformer Engine's FP8 weight cast with its
+  // transpose (2 read, 1 + 1 written), counted in every forward: `train` keeps it for the first
+  // micro-batch (sim/parallel/train_job.cpp).
   std::optional<KernelWork> weight_cast(size_t layer, TrainingPass pass) const {
     const double n = cast_elements_[layer];
+    const bool per_forward = recipe_.weight_casts == wl::WeightCasts::per_forward;
     if (n == 0 || pass == TrainingPass::backward_data) return std::nullopt;
-    return KernelWork{KernelClass::elementwise, n, 6 * n};
+    if (pass == TrainingPass::forward) {
+      return KernelWork{KernelClass::elementwise, n, (per_forward ? 6 : 4) * n};
+    }
+    if (per_forward) return KernelWork{KernelClass::elementwise, n, 6 * n};
+    return std::nullopt;
+  }
+
+  // An FP8 layer's cast of its input (with transpose) in forward and of its output gradient in
+  // backward-data at batch b: 2 bytes read, 1 + 1 written per element.
+  std::optional<KernelWork> activation_cast(size_t layer, TrainingPass pass, int batch) const {
+    if (!recipe_.activation_casts || precisions_[layer] != Precision::fp8) return std::nullopt;
+    const double per_sample = pass == TrainingPass::forward         ? input_elements_[layer]
+                              : pass == TrainingPass::backward_data ? output_elements_[layer]
+                                                                    : 0;
+    if (per_sample == 0) return std::nullopt;
+    const double n = batch * per_sample;
+    return KernelWork{KernelClass::elementwise, n, 4 * n};
   }
 
   GpuSpec gpu_;
@@ -180,8 +221,11 @@ class AnalyticModel final : public ComputeTimeModel {
   ConvAlgorithmPolicy policy_;
   wl::PrecisionRecipe recipe_;
   std::vector<LayerPlan> plans_;         // parallel to Workload::layers
+  wl::TransformerLayers blocks_;
   std::vector<Precision> precisions_;    // parallel to Workload::layers
   std::vector<double> cast_elements_;    // parallel to Workload::layers
+  std::vector<double> input_elements_;   // per sample, parallel to Workload::layers
+  std::vector<double> output_elements_;  // per sample, parallel to Workload::layers
 };
 
 // The GPU a profile was measured on, to project from: its spec must ship, else a ConfigError at

@@ -23,7 +23,8 @@ namespace gpuscale::compute {
 struct PassPlan {
   Seconds time;
   Precision precision = Precision::fp32;
-  Seconds cast_time;        // included in `time`
+  Seconds cast_time;        // included in `time`: the recipe's cast kernels
+  Seconds weight_cast_time; // the weight casts among them
   std::string algorithm;    // "implicit_gemm", "winograd"; empty for any other kernel
   double workspace_bytes = 0;
 };

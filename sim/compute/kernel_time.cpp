@@ -219,10 +219,11 @@ BytesPerSecond recurrent_bandwidth(const GpuSpec& gpu, const AnalyticParams& par
 }
 
 Seconds analytic_kernel_time(const GpuSpec& gpu, const AnalyticParams& params,
-                             const KernelWork& work, Precision precision) {
+                             const KernelWork& work, Precision layer_precision) {
   if (work.flops < 0 || work.bytes < 0) {
     throw std::invalid_argument("kernel with negative FLOPs or bytes");
   }
+  const Precision precision = work.precision.value_or(layer_precision);
   const double compute_s =
       work.flops / (gpu.peak(precision).value * params.compute(work.kind, precision));
   const double bandwidth = work.kind == KernelClass::recurrent_gemm

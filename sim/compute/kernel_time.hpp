@@ -14,6 +14,8 @@
 // gives the derivation and the model's error on those kernels.
 #pragma once
 
+#include <optional>
+
 #include <array>
 #include <span>
 #include <string>
@@ -48,6 +50,9 @@ struct KernelWork {
   // recurrent_gemm: the rows of the weight matrix it streams (4h for an LSTM of h units), which
   // set how many SMs share the stream (recurrent_bandwidth); 0 for every other class.
   double weight_rows = 0;
+  // A kernel that runs at another precision than its layer's (an FP8 layer's 16-bit attention
+  // core); empty: the layer's.
+  std::optional<Precision> precision = std::nullopt;
 };
 
 // FLOPs 2 N K (C/groups) R S P Q for every pass, whatever algorithm runs; bytes: input (N C H W)
@@ -102,10 +107,11 @@ AnalyticParams load_analytic_params(const std::string& path);
 BytesPerSecond recurrent_bandwidth(const GpuSpec& gpu, const AnalyticParams& params,
                                    double weight_rows, Precision precision);
 
-// The formula above for one GEMM or streaming kernel. Throws ConfigError when the GPU lacks the
+// The formula above for one GEMM or streaming kernel, at `layer_precision` unless the kernel
+// names its own. Throws ConfigError when the GPU lacks the
 // precision, std::invalid_argument for negative work, std::logic_error for a convolution.
 Seconds analytic_kernel_time(const GpuSpec& gpu, const AnalyticParams& params,
-                             const KernelWork& work, Precision precision);
+                             const KernelWork& work, Precision layer_precision);
 
 // One pass of one layer: its kernels plus the framework overhead, once.
 Seconds analytic_layer_time(const GpuSpec& gpu, const AnalyticParams& params,

@@ -226,28 +226,33 @@ void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,
           times(gemm_kernel_work(n * plan.tk, plan.kv_width, plan.d, precision), 2));
   out.work.push_back(projections);
   if (pass == TrainingPass::backward_weights) return;
+  // Under FP8 only the projections run in FP8: Transformer Engine's DotProductAttention stays
+  // BF16 unless fp8_dpa (off by default; TransformerEngine@v1.8 common/recipe/__init__.py:106-144).
+  const Precision core = precision == Precision::fp8 ? Precision::bf16 : precision;
+  const size_t first_core_kernel = out.work.size();
   if (plan.fused) {
-    out.work.push_back(fused_attention_core(plan, pass, n, precision));
-    return;
-  }
-  const double head_d = plan.d / plan.heads;
-  const double problems = n * plan.heads;
-  const KernelWork scores =
-      times(gemm_kernel_work(plan.tq, plan.tk, head_d, precision), problems);
-  const KernelWork weighted =
-      times(gemm_kernel_work(plan.tq, head_d, plan.tk, precision), problems);
-  const double probabilities = problems * plan.tq * plan.tk;
-  const double element_bytes = bytes_per_element(precision);
-  if (pass == TrainingPass::forward) {
-    out.work.push_back(scores);
-    out.work.push_back(
-        {KernelClass::elementwise, 5 * probabilities, 2 * probabilities * element_bytes});
-    out.work.push_back(weighted);
+    out.work.push_back(fused_attention_core(plan, pass, n, core));
   } else {
-    out.work.push_back(times(weighted, 2));
-    out.work.push_back(
-        {KernelClass::elementwise, 3 * probabilities, 3 * probabilities * element_bytes});
-    out.work.push_back(times(scores, 2));
+    const double head_d = plan.d / plan.heads;
+    const double problems = n * plan.heads;
+    const KernelWork scores = times(gemm_kernel_work(plan.tq, plan.tk, head_d, core), problems);
+    const KernelWork weighted = times(gemm_kernel_work(plan.tq, head_d, plan.tk, core), problems);
+    const double probabilities = problems * plan.tq * plan.tk;
+    const double element_bytes = bytes_per_element(core);
+    if (pass == TrainingPass::forward) {
+      out.work.push_back(scores);
+      out.work.push_back(
+          {KernelClass::elementwise, 5 * probabilities, 2 * probabilities * element_bytes});
+      out.work.push_back(weighted);
+    } else {
+      out.work.push_back(times(weighted, 2));
+      out.work.push_back(
+          {KernelClass::elementwise, 3 * probabilities, 3 * probabilities * element_bytes});
+      out.work.push_back(times(scores, 2));
+    }
+  }
+  if (core != precision) {
+    for (size_t k = first_core_kernel; k < out.work.size(); ++k) out.work[k].precision = core;
   }
 }
 

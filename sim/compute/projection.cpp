@@ -5,7 +5,8 @@
 
 namespace gpuscale::compute {
 
-Seconds roofline_time(const GpuSpec& gpu, const KernelWork& work, Precision precision) {
+Seconds roofline_time(const GpuSpec& gpu, const KernelWork& work, Precision layer_precision) {
+  const Precision precision = work.precision.value_or(layer_precision);
   return {std::max(work.flops / gpu.peak(precision).value,
                    work.bytes / gpu.copy_bandwidth().value)};
 }

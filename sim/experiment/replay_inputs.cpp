@@ -2,7 +2,7 @@
 
 #include "sim/experiment/compute_setup.hpp"
 #include "workloads/src/dataset.hpp"
-#include "workloads/src/precision_recipe.hpp"
+#include "workloads/src/workload_at_precision.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
@@ -35,9 +35,7 @@ InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workloa
 
 // The workload `name` at the experiment's precision, where it names one.
 wl::Workload workload_at(const Experiment& e, const std::string& name) {
-  wl::Workload w = wl::load_workload(name);
-  if (!e.precision.empty()) wl::set_precision(w, e.precision, e.precision_written_at);
-  return w;
+  return wl::load_workload_at(name, e.precision, e.precision_written_at);
 }
 
 // The spec of the job's first GPU; an unknown model is reported at the device's line.

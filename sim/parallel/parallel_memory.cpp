@@ -34,18 +34,27 @@ double layer_activation_bytes(const TransformerShape& shape, const ParallelLayou
   return 0;
 }
 
-std::vector<StageMemory> stage_memory(const TransformerShape& shape, const ParallelLayout& layout) {
-  constexpr double kWeightBytes = 2, kGradientBytes = 2, kOptimizerBytes = 12;  // ZeRO's K
+std::vector<StageMemory> stage_memory(const TransformerShape& shape, const ParallelLayout& layout,
+                                      const wl::PrecisionRecipe& recipe) {
+  constexpr int kAdamStateArrays = 2;  // momentum and variance
+  const double optimizer_bytes = recipe.optimizer_bytes_per_param(kAdamStateArrays) +
+                                 (recipe.master_gradients ? 4 : 0);
+  const double cast_bytes = recipe.weight_casts == wl::WeightCasts::per_iteration ? 2 : 0;
   const std::vector<long> params = stage_params(shape, layout.pp);
-  const double per_layer = layer_activation_bytes(shape, layout);
+  const double per_layer =
+      layer_activation_bytes(shape, layout) * recipe.activation_bytes / 2.0;
   const int layers_per_stage = shape.layers / layout.pp;
   std::vector<StageMemory> stages;
   for (int k = 0; k < layout.pp; ++k) {
     StageMemory m;
     m.params_per_gpu = static_cast<double>(params[static_cast<size_t>(k)]) / layout.tp;
-    m.weights = kWeightBytes * m.params_per_gpu;
-    m.gradients = kGradientBytes * m.params_per_gpu;
-    m.optimizer = kOptimizerBytes * m.params_per_gpu / (layout.zero1 ? layout.dp : 1);
+    double block_params = 0;
+    for (int b = k * layers_per_stage; b < (k + 1) * layers_per_stage; ++b) {
+      block_params += static_cast<double>(shape.block_params[static_cast<size_t>(b)]);
+    }
+    m.weights = recipe.weight_bytes * m.params_per_gpu + cast_bytes * block_params / layout.tp;
+    m.gradients = recipe.gradient_bytes * m.params_per_gpu;
+    m.optimizer = optimizer_bytes * m.params_per_gpu / (layout.zero1 ? layout.dp : 1);
     m.micro_batches_in_flight = std::min(layout.pp - k, layout.micro_batches());
     m.activations = per_layer * layers_per_stage * m.micro_batches_in_flight;
     stages.push_back(m);

@@ -1,8 +1,13 @@
-// Memory per GPU of a pipeline stage under tensor, pipeline and data parallelism (Megatron-LM,
-// mixed precision with Adam):
-//   weights + gradients + optimizer = 2Ψ + 2Ψ + KΨ, K = 12 (fp16 weights, fp16 gradients; fp32
-//     master weights, momentum and variance), Ψ = the stage's parameters / t
-//     (Rajbhandari et al., "ZeRO", SC 2020, sec. 3.1); ZeRO-1 (their P_os) keeps KΨ/d per GPU.
+// Memory per GPU of a pipeline stage under tensor, pipeline and data parallelism (Megatron-LM
+// with Adam, at a precision recipe, workloads/frameworks/megatron-lm.yaml):
+//   weights + gradients + optimizer per parameter, Ψ = the stage's parameters / t, as
+//     Megatron-LM's own table gives them (NVIDIA/Megatron-LM@core_r0.8.0,
+//     docs/source/distrib_optimizer.md lines 9-15): FP16 weights and gradients 2 + 2 + 16
+//     (FP32 master weights, master gradients, momentum and variance); BF16 weights with FP32
+//     gradients 2 + 4 + 12; FP32 4 + 4 + 8. The distributed optimizer (gpuscale's --zero1,
+//     ZeRO-1: Rajbhandari et al., SC 2020) keeps the optimizer's part / d per GPU. FP8 adds
+//     Transformer Engine's FP8 copy of each transformer-layer weight and its transpose, 2 bytes
+//     per parameter kept across micro-batches (precision_recipe.hpp, WeightCasts).
 //     The first stage holds the embeddings, the last the final norm and the output layer; an
 //     output layer tied to the token embedding is a second copy on the last stage when p > 1
 //     (Megatron-LM keeps both and allreduces their gradients: Narayanan et al. SC'21, sec. 5.1).
@@ -27,6 +32,7 @@
 #include <vector>
 
 #include "sim/parallel/layout.hpp"
+#include "workloads/src/precision_recipe.hpp"
 
 namespace gpuscale::par {
 
@@ -44,10 +50,12 @@ struct StageMemory {
 // embeddings on the first stage, the rest (and a tied output layer's copy when p > 1) on the last.
 std::vector<long> stage_params(const TransformerShape& shape, int pp);
 
-// Activation bytes of one transformer layer and one micro-batch on one GPU (Table 2 above).
+// Activation bytes of one transformer layer and one micro-batch on one GPU at 16 bits (Table 2
+// above).
 double layer_activation_bytes(const TransformerShape& shape, const ParallelLayout& layout);
 
 // One entry per stage, stage 0 first.
-std::vector<StageMemory> stage_memory(const TransformerShape& shape, const ParallelLayout& layout);
+std::vector<StageMemory> stage_memory(const TransformerShape& shape, const ParallelLayout& layout,
+                                      const wl::PrecisionRecipe& recipe);
 
 }  // namespace gpuscale::par

@@ -123,13 +123,14 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
   // Per stage and tensor rank: the exchange's one or two collectives.
   std::vector<std::vector<std::vector<coll::Schedule>>> exchanges(static_cast<size_t>(p));
   for (int k = 0; k < p && job.dp > 1; ++k) {
-    const double bytes = job.stages[static_cast<size_t>(k)].gradient_bytes;
+    const StageWork& w = job.stages[static_cast<size_t>(k)];
     for (int j = 0; j < job.tp; ++j) {
       const std::vector<int> group = b.dp_group(k, j);
       exchanges[static_cast<size_t>(k)].push_back(
-          job.zero1 ? std::vector{b.collective(coll::Collective::ReduceScatter, bytes, group, {}),
-                                  b.collective(coll::Collective::AllGather, bytes, group, {})}
-                    : std::vector{b.collective(coll::Collective::AllReduce, bytes, group, {})});
+          job.zero1
+              ? std::vector{b.collective(coll::Collective::ReduceScatter, w.gradient_bytes, group, {}),
+                            b.collective(coll::Collective::AllGather, w.parameter_bytes, group, {})}
+              : std::vector{b.collective(coll::Collective::AllReduce, w.gradient_bytes, group, {})});
     }
   }
   // Every transfer's legs; as hosts, the GPUs that run kernels even where no transfer reaches
@@ -190,6 +191,7 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
           kernels.kind = DagExecutor::Kind::Compute;
           kernels.host = sim.host(b.device(b.rank(k, 0, 0)));
           kernels.seconds = step.forward ? w.forward_s : w.backward_s;
+          if (step.forward && step.micro_batch == 0) kernels.seconds += w.weight_cast_s;
           const NodeId compute = dag.add(kernels, deps);
           DagExecutor::Spec allreduces;
           allreduces.seconds =

@@ -30,9 +30,14 @@ namespace gpuscale::par {
 struct StageWork {
   double forward_s = 0;   // its kernels' time in one micro-batch's forward
   double backward_s = 0;  // and backward (a recomputed forward included)
+  double weight_cast_s = 0;  // casts of its weights in the first micro-batch's forward (FP8)
   int forward_allreduces = 0;   // tensor-parallel allreduces in forward
   int backward_allreduces = 0;  // and in backward
   double gradient_bytes = 0;    // each GPU's gradients, allreduced over the d replicas
+  // Each GPU's parameters at the model's dtype, all-gathered after a ZeRO-1 step (the updated
+  // shards: Megatron's distributed optimizer gathers the model's 16-bit parameters, not its
+  // FP32 gradients).
+  double parameter_bytes = 0;
   double optimizer_s = 0;       // the optimizer step (on 1/d of the parameters with ZeRO-1)
 };
 

@@ -17,17 +17,23 @@ struct TrainJob {
   std::string topology = "dgx-h200-superpod";
   std::vector<std::string> overrides;  // --set on the machine
   std::string workload = "gpt3-175b";
+  // The precision recipe (--precision), as Megatron-LM runs it (workloads/frameworks/
+  // megatron-lm.yaml); empty: the workload's own `precision:`.
+  std::string precision;
   ParallelLayout layout;
   std::string protocol = "auto";
 };
 
 struct StageTimes {
   double forward_s = 0, backward_s = 0;  // kernels per micro-batch (backward: with recomputation)
+  double weight_cast_s = 0;              // FP8 weight casts, once per iteration
 };
 
 struct TrainResult {
   std::string topology;
   std::string gpu;
+  std::string precision;          // the recipe it ran
+  std::string precision_runs_as;  // and what Megatron-LM runs for it
   ParallelLayout layout;
   int micro_batches = 0;
   PipelineResult sim;

@@ -67,12 +67,13 @@ void from_json(const json& j, PipelineResult& r) {
 }
 
 void to_json(json& j, const StageTimes& t) {
-  j = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}};
+  j = {{"forward_s", t.forward_s}, {"backward_s", t.backward_s}, {"weight_cast_s", t.weight_cast_s}};
 }
 
 void from_json(const json& j, StageTimes& t) {
   j.at("forward_s").get_to(t.forward_s);
   j.at("backward_s").get_to(t.backward_s);
+  j.at("weight_cast_s").get_to(t.weight_cast_s);
 }
 
 void to_json(json& j, const StageMemory& m) {
@@ -96,6 +97,8 @@ void from_json(const json& j, StageMemory& m) {
 void to_json(json& j, const TrainResult& t) {
   j = {{"topology", t.topology},
        {"gpu", t.gpu},
+       {"precision", t.precision},
+       {"precision_runs_as", t.precision_runs_as},
        {"layout", t.layout},
        {"micro_batches", t.micro_batches},
        {"sim", t.sim},
@@ -117,6 +120,8 @@ void to_json(json& j, const TrainResult& t) {
 void from_json(const json& j, TrainResult& t) {
   j.at("topology").get_to(t.topology);
   j.at("gpu").get_to(t.gpu);
+  j.at("precision").get_to(t.precision);
+  j.at("precision_runs_as").get_to(t.precision_runs_as);
   j.at("layout").get_to(t.layout);
   j.at("micro_batches").get_to(t.micro_batches);
   j.at("sim").get_to(t.sim);

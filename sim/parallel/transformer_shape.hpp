@@ -28,9 +28,7 @@ struct TransformerShape {
   long tied_params = 0;  // parameters a layer after the last block shares with one before it
 };
 
-// Transformer layer k is every workload layer whose name starts with the path of the k-th
-// attention layer's block (`layer.3.self_attention` -> `layer.3.`), the names `block: {repeat}`
-// gives. Throws ConfigError (at the workload file) for a workload without attention layers or
+// The transformer layers are wl::transformer_layers'. Throws ConfigError (at the workload file) for a workload without attention layers or
 // whose attention layers differ in width, heads, sequence or fusion.
 TransformerShape transformer_shape(const wl::Workload& workload, const wl::WorkloadCosts& costs);
 

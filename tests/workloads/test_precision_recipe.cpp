@@ -8,6 +8,7 @@
 #include "workloads/src/framework.hpp"
 #include "workloads/src/memory_model.hpp"
 #include "workloads/src/precision_recipe.hpp"
+#include "workloads/src/transformer_layers.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::wl {
@@ -113,6 +114,50 @@ TEST(PrecisionRecipe, Fp32IsEveryFrameworksDefault) {
     EXPECT_FALSE(r.lowers(LayerType::Conv)) << framework;
     EXPECT_EQ(r.update_bytes_per_param, 20) << framework;
   }
+}
+
+// Megatron-LM's recipes: BF16 reduces FP32 gradients (arguments.py forces it), FP16 keeps FP16
+// ones; FP8 runs the linear layers of the transformer layers in FP8 and the rest at BF16, and
+// caches an FP8 copy of those layers' weights only.
+TEST(PrecisionRecipe, MegatronFp8IsScopedToTheTransformerLayers) {
+  Workload w = load_workload("mcore-gpt-1.7b");
+  const FrameworkConfig megatron = load_framework("megatron-lm");
+  set_precision(w, "bf16", Origin{"--precision", 0});
+  EXPECT_EQ(megatron.precision_of(w).gradient_bytes, 4);
+  EXPECT_EQ(megatron.precision_of(w).weight_bytes, 2);
+  set_precision(w, "fp16", Origin{"--precision", 0});
+  EXPECT_EQ(megatron.precision_of(w).gradient_bytes, 2);
+  set_precision(w, "fp8", Origin{"--precision", 0});
+  const PrecisionRecipe& fp8 = megatron.precision_of(w);
+  const TransformerLayers blocks = transformer_layers(w);
+  EXPECT_EQ(blocks.count, 24);
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const Layer& layer = w.layers[i];
+    const Math math = fp8.math_of(layer.type, blocks.contains(i));
+    const double cast = cast_weight_elements(layer, fp8, blocks.contains(i));
+    if (layer.type == LayerType::Conv || layer.type == LayerType::Attention) {
+      EXPECT_EQ(math, blocks.contains(i) ? Math::fp8 : Math::bf16) << layer.name;
+      EXPECT_EQ(cast > 0, blocks.contains(i)) << layer.name;
+    }
+    if (layer.type == LayerType::Embedding) EXPECT_EQ(math, Math::bf16) << layer.name;
+    if (layer.type == LayerType::Softmax) EXPECT_EQ(math, Math::fp32) << layer.name;
+  }
+  // The 24 layers' projections (4 d^2) and MLP (8 d^2), d = 2048: every cast weight.
+  double cast = 0;
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    cast += cast_weight_elements(w.layers[i], fp8, blocks.contains(i));
+  }
+  EXPECT_DOUBLE_EQ(cast, 24 * 12.0 * 2048 * 2048);
+}
+
+TEST(TransformerLayers, Gpt3HasNinetySixBetweenItsEmbeddingsAndItsOutputLayer) {
+  const Workload w = load_workload("gpt3-175b");
+  const TransformerLayers blocks = transformer_layers(w);
+  EXPECT_EQ(blocks.count, 96);
+  EXPECT_EQ(blocks.of[1], -1);  // the token embedding
+  EXPECT_EQ(blocks.of.back(), 96);  // the loss
+  EXPECT_FALSE(blocks.contains(w.layers.size() - 1));
+  EXPECT_EQ(transformer_layers(load_workload("resnet-50")).count, 0);
 }
 
 }  // namespace

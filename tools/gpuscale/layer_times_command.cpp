@@ -20,6 +20,7 @@
 #include "workloads/src/framework.hpp"
 #include "workloads/src/layer_costs.hpp"
 #include "workloads/src/precision_recipe.hpp"
+#include "workloads/src/workload_at_precision.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::cli {
@@ -81,8 +82,8 @@ std::vector<TrainingPass> passes_of(const wl::LayerCost& cost) {
 }
 
 LayerTimesReport layer_times_of(const LayersOptions& o) {
-  wl::Workload w = wl::load_workload(o.model, o.overrides);
-  if (!o.precision.empty()) wl::set_precision(w, o.precision, Origin{"--precision", 0});
+  const wl::Workload w =
+      wl::load_workload_at(o.model, o.precision, Origin{"--precision", 0}, o.overrides);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
   const wl::FrameworkConfig framework = wl::load_framework(o.framework, Origin{"--framework", 0});
   const compute::GpuSpec gpu = compute::load_gpu_spec(o.gpu, Origin{"--gpu", 0});
@@ -145,13 +146,18 @@ std::string precision_cell(const LayerRow& row) {
   return compute::to_string(row.passes.front().plan.precision);
 }
 
-// "12.3/4.5": the weight casts in forward and in backward-weights, µs; "-" for none.
+// "12.3/0.0/4.5": the recipe's casts in forward, backward-data and backward-weights, µs (a pass
+// the layer lacks: 0); "-" for none.
 std::string cast_cell(const LayerRow& row) {
-  const compute::PassPlan* forward = plan_of(row, TrainingPass::forward);
-  const compute::PassPlan* weights = plan_of(row, TrainingPass::backward_weights);
-  if (forward == nullptr || forward->cast_time.value == 0) return "-";
-  return fmt::format("{:.1f}/{:.1f}", micros(forward->cast_time),
-                     weights ? micros(weights->cast_time) : 0.0);
+  double total = 0;
+  std::array<double, compute::kTrainingPassCount> casts{};
+  for (int p = 0; p < compute::kTrainingPassCount; ++p) {
+    const compute::PassPlan* plan = plan_of(row, static_cast<TrainingPass>(p));
+    casts[static_cast<size_t>(p)] = plan ? micros(plan->cast_time) : 0.0;
+    total += casts[static_cast<size_t>(p)];
+  }
+  if (total == 0) return "-";
+  return fmt::format("{:.1f}/{:.1f}/{:.1f}", casts[0], casts[1], casts[2]);
 }
 
 std::string layer_times_table(const LayerTimesReport& r) {
@@ -161,7 +167,7 @@ std::string layer_times_table(const LayerTimesReport& r) {
                                 r.casts ? " (weight casts included, also shown apart)" : "");
   size_t name_width = std::string("layer").size();
   for (const LayerRow& row : r.layers) name_width = std::max(name_width, row.name.size());
-  const std::string casts_header = r.casts ? fmt::format(" {:>11}", "casts f/bw") : "";
+  const std::string casts_header = r.casts ? fmt::format(" {:>15}", "casts f/bd/bw") : "";
   out += fmt::format("{:<{}} {:<13} {:<9} {:>11} {:>11} {:>11}{}  {}\n", "layer", name_width,
                      "type", "precision", "forward", "bwd-data", "bwd-weights", casts_header,
                      "algorithm fwd/bwd-data/bwd-weights");
@@ -170,7 +176,7 @@ std::string layer_times_table(const LayerTimesReport& r) {
                        precision_cell(row), time_cell(row, TrainingPass::forward),
                        time_cell(row, TrainingPass::backward_data),
                        time_cell(row, TrainingPass::backward_weights));
-    if (r.casts) out += fmt::format(" {:>11}", cast_cell(row));
+    if (r.casts) out += fmt::format(" {:>15}", cast_cell(row));
     const std::string algorithms = algorithms_of(row);
     out += (algorithms.empty() ? "" : "  " + algorithms) + "\n";
   }

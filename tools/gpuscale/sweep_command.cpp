@@ -17,6 +17,7 @@
 #include "validation/studies/study_loader.hpp"
 #include "validation/studies/sweep_output.hpp"
 #include "validation/studies/sweep_runner.hpp"
+#include "workloads/src/precision_recipe.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -28,6 +29,7 @@ struct SweepCommandOptions {
   std::string shard = "0/1";
   std::string format = "table";
   std::string plot_dir;
+  std::string precision;  // every run's recipe, over the study's
   std::vector<std::string> merge_dirs;
   std::string merge_out;
 };
@@ -71,7 +73,8 @@ std::string sweep_table(const sweep::Study& study, const std::vector<sim::Output
 }
 
 void run_study(const SweepCommandOptions& o) {
-  const sweep::Study study = sweep::load_study_file(o.study);
+  sweep::Study study = sweep::load_study_file(o.study);
+  if (!o.precision.empty()) sweep::set_study_precision(study, o.precision, Origin{"--precision", 0});
   sweep::SweepOptions options;
   options.out_dir = o.out.empty() ? "sweep-" + study.name : o.out;
   options.jobs = o.jobs;
@@ -124,6 +127,9 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--plot", o->plot_dir, "Write SVG figures that fit the study's axes into this "
                                        "folder (speedup, efficiency, breakdown, memory, link heat "
                                        "maps)");
+  cmd->add_option("--precision", o->precision, "Train every run at this precision recipe, as "
+                                               "its framework runs it (over the study's own)")
+      ->check(CLI::IsMember(wl::precision_recipe_names()));
   cmd->add_option("--format", o->format, "What to print")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();

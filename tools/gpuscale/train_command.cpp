@@ -11,6 +11,7 @@
 #include "sim/replay/protocol_choice.hpp"
 #include "topologies/core/csv.hpp"
 #include "topologies/core/error.hpp"
+#include "workloads/src/precision_recipe.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -37,6 +38,7 @@ json result_json(const par::TrainResult& r) {
     stages.push_back({{"stage", k},
                       {"forward_s", r.stage_times[k].forward_s},
                       {"backward_s", r.stage_times[k].backward_s},
+                      {"weight_cast_s", r.stage_times[k].weight_cast_s},
                       {"busy_s", s.busy_s},
                       {"bubble", s.bubble},
                       {"dp_s", s.dp_s},
@@ -50,6 +52,8 @@ json result_json(const par::TrainResult& r) {
   const par::ParallelLayout& l = r.layout;
   return {{"topology", r.topology},
           {"gpu", r.gpu},
+          {"precision", r.precision},
+          {"precision_runs_as", r.precision_runs_as},
           {"gpus", l.gpus()},
           {"tp", l.tp},
           {"pp", l.pp},
@@ -84,7 +88,7 @@ json result_json(const par::TrainResult& r) {
 std::string results_csv(const std::vector<par::TrainResult>& results) {
   std::string out = "topology,gpu,gpus,tp,pp,dp,micro_batch,global_batch,micro_batches,zero1,"
                     "recompute,iteration_s,bubble,bubble_closed_form,tokens_per_s,mfu,"
-                    "tp_comm_s,pp_comm_s,dp_comm_s,memory_per_gpu_bytes,fits\n";
+                    "tp_comm_s,pp_comm_s,dp_comm_s,memory_per_gpu_bytes,fits,precision\n";
   const auto g = [](double v) { return fmt::format("{:.9g}", v); };
   for (const par::TrainResult& r : results) {
     const par::ParallelLayout& l = r.layout;
@@ -94,17 +98,19 @@ std::string results_csv(const std::vector<par::TrainResult>& results) {
                        l.zero1 ? "true" : "false", par::to_string(l.recompute),
                        g(r.sim.iteration_s), g(r.sim.bubble), g(r.bubble_closed_form),
                        g(r.tokens_per_s), g(r.mfu), g(r.tp_comm_s), g(r.pp_comm_s),
-                       g(r.dp_comm_s), g(r.memory_per_gpu), r.fits ? "true" : "false"});
+                       g(r.dp_comm_s), g(r.memory_per_gpu), r.fits ? "true" : "false",
+                       r.precision});
   }
   return out;
 }
 
 std::string title(const TrainOptions& o, const par::TrainResult& r) {
   const par::ParallelLayout& l = r.layout;
-  return fmt::format("{} on {} ({} x {}), micro-batch {}, global batch {}, recompute {}{}{}\n",
+  return fmt::format("{} on {} ({} x {}), micro-batch {}, global batch {}, recompute {}{}{}\n"
+                     "precision {}: {}\n",
                      o.job.workload, r.topology, l.gpus(), r.gpu, l.micro_batch, l.global_batch,
                      par::to_string(l.recompute), l.sequence_parallel ? ", sequence parallel" : "",
-                     l.zero1 ? ", ZeRO-1" : "");
+                     l.zero1 ? ", ZeRO-1" : "", r.precision, r.precision_runs_as);
 }
 
 std::string one_table(const TrainOptions& o, const par::TrainResult& r) {
@@ -241,6 +247,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--recompute", o->recompute, "Activation recomputation")
       ->check(CLI::IsMember(par::recompute_names()))
       ->capture_default_str();
+  cmd->add_option("--precision", o->job.precision,
+                  "Precision recipe, as Megatron-LM runs it (workloads/frameworks/megatron-lm.yaml; "
+                  "default: the workload's)")
+      ->check(CLI::IsMember(wl::precision_recipe_names()));
   cmd->add_option("--protocol", o->job.protocol, "NCCL protocol (auto: as NCCL picks by size)")
       ->check(CLI::IsMember(sim::protocol_choice_names()))
       ->capture_default_str();

@@ -14,6 +14,8 @@
 #include "tools/gpuscale/layer_times_command.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/core/units.hpp"
+#include "workloads/src/precision_recipe.hpp"
+#include "workloads/src/workload_at_precision.hpp"
 #include "workloads/src/workload_document.hpp"
 #include "workloads/src/workload_loader.hpp"
 #include "workloads/src/workload_report.hpp"
@@ -30,6 +32,7 @@ struct ShowOptions {
   std::string gpu_memory = "16 GB";  // a V100's HBM2 (brief §6)
   std::string framework = "mxnet";
   std::string gpu = "V100-SXM2";
+  std::string precision;  // empty: the workload's own
   std::vector<std::string> overrides;
 };
 
@@ -55,7 +58,8 @@ void show_workload(const ShowOptions& o, const CLI::App& show) {
   } catch (const std::invalid_argument& e) {
     throw ConfigError(Origin{"--gpu-memory", 0}, e.what());
   }
-  const wl::Workload w = wl::load_workload(o.model, o.overrides);
+  const wl::Workload w =
+      wl::load_workload_at(o.model, o.precision, Origin{"--precision", 0}, o.overrides);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
   const wl::Dataset dataset = wl::load_dataset(w.dataset);
   const wl::FrameworkConfig framework = wl::load_framework(o.framework, Origin{"--framework", 0});
@@ -106,6 +110,9 @@ void add_workload_commands(CLI::App& app) {
       ->capture_default_str();
   show->add_option("--gpu", o->gpu, "GPU model whose kernel times and workspace to show")
       ->capture_default_str();
+  show->add_option("--precision", o->precision,
+                   "Precision recipe, as the framework runs it (default: the workload's)")
+      ->check(CLI::IsMember(wl::precision_recipe_names()));
   show->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

@@ -38,6 +38,7 @@ class ShippedFolder {
   ShippedFolder(std::string what, std::string env_var, std::string subdir);
 
   std::string dir() const;
+  const std::string& what() const { return what_; }
   // Names of the shipped files (stems of the .yaml files), sorted.
   std::vector<std::string> names() const;
 

@@ -20,6 +20,7 @@
 #include "validation/src/comparison.hpp"
 #include "validation/src/suite.hpp"
 #include "workloads/src/layer_costs.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_document.hpp"
 #include "workloads/src/workload_loader.hpp"
 
@@ -30,8 +31,8 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kSuiteKeys = {"kind", "name", "title", "source", "setup", "tables"};
 const std::vector<std::string> kSetupKeys = {"topology"};
-const std::vector<std::string> kTableKeys = {"id",     "title",          "source",
-                                             "metric", "interpretation", "points"};
+const std::vector<std::string> kTableKeys = {"id",     "title",          "source", "metric",
+                                             "interpretation", "precision", "points"};
 const std::vector<std::string> kPointKeys = {"id",           "workload",     "tp",
                                              "pp",           "dp",           "gpus",
                                              "micro_batch",  "global_batch", "recompute",
@@ -136,6 +137,10 @@ TrainTable read_table(const std::string& path) {
   }();
   if (const ConfigNode* n = map.find("interpretation"))
     t.interpretation = read_string(*n, "interpretation");
+  if (const ConfigNode* n = map.find("precision")) {
+    t.precision = read_string(*n, "precision");
+    wl::check_precision_recipe_name(t.precision, n->origin());
+  }
   const ConfigNode& points = map.require("points", "[{id: ...}]");
   if (!points.is_sequence() || points.items().empty())
     throw ConfigError(points.origin(), "points must be a list of at least one point");
@@ -236,6 +241,7 @@ TrainComparison compare_train_suite(const TrainSuite& suite,
         par::TrainJob job;
         job.topology = suite.topology;
         job.workload = p.workload;
+        job.precision = t.precision;
         job.layout = p.layout;
         par::TrainResult tr;
         try {
@@ -284,6 +290,7 @@ std::string train_comparison_table(const TrainSuite& suite, const TrainCompariso
   for (const TrainTable& t : suite.tables) {
     out += fmt::format("\n{}: {} [{}]\n  source: {}\n", t.id, t.title, to_string(t.metric),
                        t.source);
+    if (!t.precision.empty()) out += fmt::format("  precision: {}\n", t.precision);
     out += fmt::format("  {:<8} {:<14} {:>5} {:>5} {:>9} {:>9} {:>8} {:>9} {:>7}  {}\n", "row",
                        "TPxPPxDP", "GPUs", "B", "measured", "predicted", "error %",
                        "iter s", "bubble%", "memory");

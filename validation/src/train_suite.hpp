@@ -48,6 +48,7 @@ struct TrainTable {
   std::string source;  // document, table, rows
   TrainMetric metric = TrainMetric::TflopsPerGpu;
   std::string interpretation;
+  std::string precision;  // the recipe its runs trained at (empty: each workload's own)
   std::vector<TrainPoint> points;
 };
 

@@ -125,6 +125,8 @@ std::string run_hash(const Run& run, const std::string& build_fingerprint) {
   h.add(e.decode_threads ? std::to_string(*e.decode_threads) : std::string("framework"));
   // Only a split adds to the hash, so that runs without one keep the hashes they had.
   if (sim::spatial_ways(e, c) > 1) h.add("spatial").add(std::to_string(sim::spatial_ways(e, c)));
+  // Likewise a precision asked for (the workload's own is in its document, hashed above).
+  if (!e.precision.empty()) h.add("precision").add(e.precision);
   h.add(e.profile.empty() ? "" : file_bytes(e.profile));
   h.add(file_bytes(wl::shipped_frameworks().resolve(e.framework, "", Origin{})));
   for (const std::string& mechanism : e.without) h.add("without").add(mechanism);

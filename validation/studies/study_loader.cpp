@@ -18,6 +18,7 @@
 #include "topologies/core/shipped_files.hpp"
 #include "topologies/src/topology_config.hpp"
 #include "topologies/src/topology_loader.hpp"
+#include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_document.hpp"
 #include "workloads/src/workload_loader.hpp"
 
@@ -117,6 +118,14 @@ Setting read_setting(const std::string& axis, const ConfigNode& node, const std:
   if (axis == "decode_threads") {
     const int n = static_cast<int>(read_integer(node, axis, 1, 1024));
     return {axis, std::to_string(n), [n](Run& r) { r.experiment.decode_threads = n; }};
+  }
+  if (axis == "precision") {
+    const std::string p = read_string(node, "precision");
+    wl::check_precision_recipe_name(p, node.origin());
+    return {axis, p, [p, at = node.origin()](Run& r) {
+              r.experiment.precision = p;
+              r.experiment.precision_written_at = at;
+            }};
   }
   if (axis == "spatial") {
     const int n = static_cast<int>(read_integer(node, axis, 1, 1024));
@@ -241,8 +250,8 @@ std::vector<std::vector<Setting>> explicit_runs(const ConfigNode& runs, const st
 
 const std::vector<std::string>& axis_names() {
   static const std::vector<std::string> names = {
-      "machine", "workload", "comm", "routing", "fusion_mb", "protocol", "decode_threads",
-      "spatial", "batch",    "gpus"};
+      "machine", "workload", "precision", "comm",  "routing", "fusion_mb",
+      "protocol", "decode_threads", "spatial", "batch", "gpus"};
   return names;
 }
 
@@ -281,6 +290,11 @@ Study load_study_file(const std::string& path) {
     if (!frameworks.contains(name)) frameworks.emplace(name, sim::framework_of(run.experiment));
     run.config.comm = sim::exchanges_of(run.experiment, frameworks.at(name)).front().name;
     settle(run);
+    // So does a precision recipe the framework lacks.
+    if (!run.experiment.precision.empty()) {
+      wl::find_precision_recipe(frameworks.at(name).precision_recipes, run.experiment.precision,
+                                name, run.experiment.precision_written_at);
+    }
     // Before anything is simulated: a GPU count the machine cannot hold fails at its line.
     if (checked.insert({run.machine.label, run.config.gpus, run.experiment.spatial}).second) {
       sim::check_gpu_counts(run.experiment);
@@ -288,6 +302,23 @@ Study load_study_file(const std::string& path) {
     study.runs.push_back(std::move(run));
   }
   return study;
+}
+
+void set_study_precision(Study& study, const std::string& recipe, const Origin& at) {
+  wl::check_precision_recipe_name(recipe, at);
+  if (std::find(study.axes.begin(), study.axes.end(), "precision") != study.axes.end()) {
+    throw ConfigError(at, fmt::format("study {} varies the precision itself (its 'precision' "
+                                      "axis): drop --precision, or the axis",
+                                      study.name));
+  }
+  std::map<std::string, wl::FrameworkConfig> frameworks;
+  for (Run& run : study.runs) {
+    const std::string& name = run.experiment.framework;
+    if (!frameworks.contains(name)) frameworks.emplace(name, sim::framework_of(run.experiment));
+    wl::find_precision_recipe(frameworks.at(name).precision_recipes, recipe, name, at);
+    run.experiment.precision = recipe;
+    run.experiment.precision_written_at = at;
+  }
 }
 
 }  // namespace gpuscale::sweep

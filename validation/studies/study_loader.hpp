@@ -26,4 +26,9 @@ const std::vector<std::string>& axis_names();
 
 Study load_study_file(const std::string& path);
 
+// Every run of `study` at precision `recipe` (`sweep --precision`, named at `at`). Throws
+// ConfigError at `at` when the study varies the precision itself, or a run's framework lacks
+// the recipe.
+void set_study_precision(Study& study, const std::string& recipe, const Origin& at);
+
 }  // namespace gpuscale::sweep

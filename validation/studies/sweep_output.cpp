@@ -12,6 +12,7 @@
 #include "sim/experiment/result_writer.hpp"
 #include "topologies/core/output_file.hpp"
 #include "validation/studies/run_hash.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sweep {
 namespace {
@@ -63,7 +64,7 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
     const sim::RunSettings settings = sim::run_settings_of(e);
     out += fmt::format("  - {{index: {}, hash: {}, machine: {}, workload: {}, comm: {}, routing: {}, "
                        "fusion_mb: {:g}, protocol: {}, decode_threads: {}, scaling: {}, images: {}, "
-                       "batch: {}, gpus: {}, {}{}{}}}\n",
+                       "batch: {}, gpus: {}, {}{}{}{}}}\n",
                        i, run_hashes[i], quoted(r.machine.label), quoted(r.config.workload),
                        r.config.comm, settings.routing, settings.fusion_mb, settings.protocol,
                        settings.decode_threads,
@@ -72,7 +73,8 @@ std::string resolved_study_yaml(const Study& study, const std::vector<std::strin
                        e.samples > 0 ? fmt::format("samples: {}, seed: {}", e.samples, e.seed)
                                      : fmt::format("iterations: {}", e.iterations),
                        e.profile.empty() ? "" : ", profile: " + quoted(e.profile),
-                       e.spatial > 1 ? fmt::format(", spatial: {}", e.spatial) : "");
+                       e.spatial > 1 ? fmt::format(", spatial: {}", e.spatial) : "",
+                       e.precision.empty() ? "" : ", precision: " + e.precision);
   }
   return out;
 }
@@ -120,8 +122,9 @@ void merge_caches(const std::vector<std::string>& shard_dirs, const std::string&
 }  // namespace
 
 sim::OutputRow output_row(const SweepRow& row) {
-  return {&row.result, sim::run_settings_of(row.run.experiment),
-          sim::StudyPlace{row.index, row.hash, row.run.machine.label}};
+  sim::RunSettings settings = sim::run_settings_of(row.run.experiment);
+  if (settings.precision.empty()) settings.precision = wl::load_workload(row.run.config.workload).recipe;
+  return {&row.result, settings, sim::StudyPlace{row.index, row.hash, row.run.machine.label}};
 }
 
 void write_sweep_outputs(const Study& study, const SweepOutcome& outcome, const Shard& shard,

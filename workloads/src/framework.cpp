@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "topologies/core/config_reader.hpp"
+#include "topologies/core/derived_document.hpp"
 
 namespace gpuscale::wl {
 namespace {
@@ -199,7 +200,14 @@ const ShippedFolder& shipped_frameworks() {
 FrameworkConfig load_framework(const std::string& name_or_path, const Origin& named_at) {
   FrameworkConfig f;
   f.file = shipped_frameworks().resolve(name_or_path, "", named_at);
-  const ConfigNode doc = ConfigNode::load_file(f.file);
+  // A framework derived from another (`base: pytorch-ddp`) runs as its base but where it says
+  // otherwise; its `precision:` section replaces the base's whole, since a recipe it does not
+  // list is one it does not have.
+  const ConfigNode doc = load_derived_document(
+      f.file, shipped_frameworks(), "name:, execution:, host_costs: ...",
+      [](ConfigNode& base, const ConfigNode& derived) {
+        if (derived.find("precision") != nullptr) base.erase("precision");
+      });
   if (const ConfigNode* old = doc.is_map() ? doc.find("exchange") : nullptr) {
     throw ConfigError(old->origin(), "'exchange' (--comm names mapped to methods) is now "
                                      "'exchange_methods', the list of the framework's methods, "

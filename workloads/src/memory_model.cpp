@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "workloads/src/transformer_layers.hpp"
+
 namespace gpuscale::wl {
 namespace {
 
@@ -33,12 +35,16 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
   const double element = bytes_per_element(w.precision);
   const PrecisionRecipe& precision = f.precision_of(w);
   const double params = static_cast<double>(costs.params);
+  const TransformerLayers blocks = transformer_layers(w);
   double cast_copies = 0;
-  for (const Layer& layer : w.layers) cast_copies += cast_weight_elements(layer, precision);
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    cast_copies += cast_weight_elements(w.layers[i], precision, blocks.contains(i));
+  }
 
   MemoryParts common;
   common.context = f.context.value.value;
-  // The 16-bit copies of cast weights live from their forward to their backward.
+  // The copies of cast weights, 2 bytes per element, live from their forward to their backward
+  // (autocast's 16-bit copy) or across the iteration (an FP8 weight and its transpose).
   common.weights = params * precision.weight_bytes + cast_copies * 2;
   common.gradients = params * (precision.gradient_bytes + (precision.master_gradients ? 4 : 0));
   const double optimizer_bytes =

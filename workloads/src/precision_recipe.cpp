@@ -21,9 +21,8 @@ PrecisionRecipe fp32_recipe() {
   return r;
 }
 
-Math read_math(const ConfigNode& node) {
-  const std::string text =
-      read_one_of(node, "gemm_math", {"fp32", "fp16", "tf32", "bf16", "fp8"});
+Math read_math(const ConfigNode& node, std::string_view key) {
+  const std::string text = read_one_of(node, key, {"fp32", "fp16", "tf32", "bf16", "fp8"});
   for (Math m : {Math::fp32, Math::fp16, Math::tf32, Math::bf16, Math::fp8}) {
     if (text == to_string(m)) return m;
   }
@@ -58,9 +57,10 @@ PrecisionRecipe read_recipe(const std::string& name, const ConfigNode& node) {
   }
   MapReader m(node, "precision " + name,
               {"runs_as", "gemm_math", "fp32_layers", "activations", "weights", "gradients",
-               "master_weights", "master_gradients", "weight_casts", "update", "overflow_sync"});
+               "master_weights", "master_gradients", "weight_casts", "gemm_scope", "outside_math",
+               "activation_casts", "update", "overflow_sync"});
   r.runs_as = m.string("runs_as", "\"torch.cuda.amp: autocast + GradScaler\"");
-  r.gemm_math = read_math(m.require("gemm_math", "fp16"));
+  r.gemm_math = read_math(m.require("gemm_math", "fp16"), "gemm_math");
   if (const ConfigNode* n = m.find("fp32_layers")) r.fp32_layers = read_layer_types(*n);
   r.activation_bytes = read_dtype_bytes(m.require("activations", "fp16"), "activations");
   r.weight_bytes = read_dtype_bytes(m.require("weights", "fp32"), "weights");
@@ -75,9 +75,25 @@ PrecisionRecipe read_recipe(const std::string& name, const ConfigNode& node) {
                       "for the FP32 master weights)");
   }
   if (const ConfigNode* n = m.find("weight_casts")) {
-    r.weight_casts = read_one_of(*n, "weight_casts", {"none", "per_forward"}) == "per_forward"
-                         ? WeightCasts::per_forward
-                         : WeightCasts::none;
+    const std::string casts =
+        read_one_of(*n, "weight_casts", {"none", "per_forward", "per_iteration"});
+    r.weight_casts = casts == "per_forward"     ? WeightCasts::per_forward
+                     : casts == "per_iteration" ? WeightCasts::per_iteration
+                                                : WeightCasts::none;
+  }
+  if (const ConfigNode* n = m.find("gemm_scope")) {
+    r.gemm_scope = read_one_of(*n, "gemm_scope", {"all", "transformer_linears"}) == "all"
+                       ? GemmScope::all
+                       : GemmScope::transformer_linears;
+  }
+  if (const ConfigNode* n = m.find("outside_math")) r.outside_math = read_math(*n, "outside_math");
+  if (r.outside_math == Math::fp32 || r.outside_math == Math::fp8) {
+    throw ConfigError(m.find("outside_math")->origin(),
+                      "outside_math must be a 16-bit math (fp16 or bf16): the lowered layers "
+                      "outside gemm_scope run at it");
+  }
+  if (const ConfigNode* n = m.find("activation_casts")) {
+    r.activation_casts = read_bool(*n, "activation_casts");
   }
   MapReader u(m.require("update", "{bytes_per_param: 28, kernels_per_tensor: 2}"), "update",
               {"bytes_per_param", "kernels_per_tensor"});
@@ -86,6 +102,15 @@ PrecisionRecipe read_recipe(const std::string& name, const ConfigNode& node) {
       read_integer(u.require("kernels_per_tensor", "2"), "kernels_per_tensor", 1, 100));
   if (const ConfigNode* n = m.find("overflow_sync")) r.overflow_sync = read_bool(*n, "overflow_sync");
   return r;
+}
+
+// The weights a layer's GEMMs read: a convolution's, a fully connected layer's or an LSTM's
+// weight, an attention layer's projections (layer_costs.cpp: q, k, v and out, or GNMT's
+// linear_q and linear_k).
+double gemm_weight_elements(const Layer& layer) {
+  if (layer.type != LayerType::Attention) return weight_elements(layer);
+  const double d = static_cast<double>(layer.output.channels);
+  return layer.params.additive ? 2 * d * d : 2 * d * d + 2 * d * attention_kv_width(layer);
 }
 
 }  // namespace
@@ -106,8 +131,12 @@ bool PrecisionRecipe::lowers(LayerType type) const {
   return std::find(fp32_layers.begin(), fp32_layers.end(), type) == fp32_layers.end();
 }
 
-Math PrecisionRecipe::math_of(LayerType type) const {
-  return lowers(type) ? gemm_math : Math::fp32;
+Math PrecisionRecipe::math_of(LayerType type, bool in_transformer_layer) const {
+  if (!lowers(type)) return Math::fp32;
+  if (gemm_scope == GemmScope::all) return gemm_math;
+  const bool linear = type == LayerType::Conv || type == LayerType::Fc ||
+                      type == LayerType::Attention;
+  return linear && in_transformer_layer ? gemm_math : outside_math;
 }
 
 int PrecisionRecipe::output_bytes_of(LayerType type) const {
@@ -119,10 +148,18 @@ double PrecisionRecipe::optimizer_bytes_per_param(int state_arrays) const {
   return state_arrays * state_bytes + (master_weights ? 4 : 0);
 }
 
-double cast_weight_elements(const Layer& layer, const PrecisionRecipe& recipe) {
-  const bool cast = recipe.weight_casts == WeightCasts::per_forward && recipe.lowers(layer.type) &&
-                    layer.shares < 0;
-  return cast ? weight_elements(layer) : 0;
+double cast_weight_elements(const Layer& layer, const PrecisionRecipe& recipe,
+                            bool in_transformer_layer) {
+  switch (recipe.weight_casts) {
+    case WeightCasts::none: return 0;
+    case WeightCasts::per_forward:
+      return recipe.lowers(layer.type) && layer.shares < 0 ? gemm_weight_elements(layer) : 0;
+    case WeightCasts::per_iteration:
+      return recipe.math_of(layer.type, in_transformer_layer) == Math::fp8 && layer.shares < 0
+                 ? gemm_weight_elements(layer)
+                 : 0;
+  }
+  return 0;
 }
 
 const std::vector<std::string>& precision_recipe_names() {

@@ -28,8 +28,26 @@ enum class WeightCasts {
   none,  // the weights are already stored at the GEMMs' dtype (or the GEMMs run in FP32)
   // Once per forward, each weight a low-precision layer reads: autocast caches the cast of an
   // FP32 leaf until the autocast region ends, apex O1 until scale_loss exits; the cast's
-  // backward turns the 16-bit weight gradient back into FP32.
-  per_forward
+  // backward turns the 16-bit weight gradient back into FP32 (4 + 2 bytes per element each way).
+  per_forward,
+  // Once per iteration, each 16-bit weight an FP8 layer reads, cast to FP8 with its transpose
+  // (2 bytes read, 1 + 1 written per element) and kept across micro-batches: Transformer
+  // Engine's weight workspace, updated on the first micro-batch only
+  // (TransformerEngine@v1.8 module/linear.py:986-1006). Weight gradients come out of the
+  // wgrad GEMM at 16 bits or wider: no cast back.
+  per_iteration
+};
+
+// Which GEMM layers run at a recipe's gemm_math; the others it lowers run at its 16-bit
+// `outside_math`.
+enum class GemmScope {
+  all,  // every layer the recipe lowers
+  // The fully connected and 1x1 layers of the workload's transformer layers (each repeated block
+  // around an attention layer, transformer_layers.hpp): Transformer Engine's fp8_autocast wraps
+  // Megatron-Core's TransformerBlock only, so the embeddings and the output layer (a plain
+  // ColumnParallelLinear) run at 16 bits; the attention core stays 16-bit too (fp8_dpa off by
+  // default), while its projections (te.LayerNormLinear, te.Linear) run in FP8.
+  transformer_linears
 };
 
 struct PrecisionRecipe {
@@ -46,6 +64,12 @@ struct PrecisionRecipe {
   bool master_weights = false;    // the optimizer updates an FP32 copy of 16-bit weights
   bool master_gradients = false;  // and fills FP32 gradients for it each iteration (apex O2)
   WeightCasts weight_casts = WeightCasts::none;
+  GemmScope gemm_scope = GemmScope::all;
+  Math outside_math = Math::fp16;  // GEMMs outside gemm_scope that the recipe lowers
+  // Each FP8 GEMM casts its input to FP8 with its transpose in forward and its output gradient
+  // in backward (2 bytes read, 1 + 1 written per element; the cast kernels record amax
+  // themselves: TransformerEngine@v1.8 module/linear.py:122-142, cpp_extensions/transpose.py).
+  bool activation_casts = false;
   // The optimizer step per parameter: bytes moved (update, unscaling and master copies) and
   // kernels launched per parameter tensor.
   double update_bytes_per_param = 20;
@@ -57,8 +81,9 @@ struct PrecisionRecipe {
   // Whether `type` runs at the recipe's low precision (a layer on the FP32 list does not; FP32
   // itself has no low precision).
   bool lowers(LayerType type) const;
-  // The arithmetic of a layer of `type`'s GEMMs.
-  Math math_of(LayerType type) const;
+  // The arithmetic of a layer of `type`'s GEMMs; `in_transformer_layer` says whether the layer
+  // belongs to one of the workload's transformer layers (for GemmScope::transformer_linears).
+  Math math_of(LayerType type, bool in_transformer_layer = false) const;
   // Bytes per element that a layer of `type` writes.
   int output_bytes_of(LayerType type) const;
   // Bytes the optimizer keeps per parameter: its state arrays (at the master dtype where there
@@ -66,9 +91,12 @@ struct PrecisionRecipe {
   double optimizer_bytes_per_param(int state_arrays) const;
 };
 
-// The elements of `layer`'s weight that `recipe` casts to 16 bits each forward (0 for none): a
-// low-precision layer's own FP32 weight (a tied weight is cast where it is owned).
-double cast_weight_elements(const Layer& layer, const PrecisionRecipe& recipe);
+// The elements of `layer`'s weight that `recipe` casts (0 for none): per forward, a
+// low-precision layer's own FP32 weight (a tied weight is cast where it is owned); per
+// iteration, an FP8 layer's weight. Either copy is 2 bytes per element (16 bits, or FP8 and its
+// transpose).
+double cast_weight_elements(const Layer& layer, const PrecisionRecipe& recipe,
+                            bool in_transformer_layer = false);
 
 // fp32, tf32, amp, fp16, bf16, fp8: the names --precision and `precision:` keys take.
 const std::vector<std::string>& precision_recipe_names();

@@ -549,6 +549,45 @@ TEST(PrecisionRecipes, AWeightCastIsAStreamingKernelOfSixBytesPerElement) {
               1e-12);
 }
 
+// Megatron-LM's FP8 (Transformer Engine): a transformer layer's linear layer runs in FP8, casts
+// its input in forward and its output gradient in backward-data (4 bytes per element each:
+// 2 read, FP8 data and transpose written), and its weight with the transpose in forward (4
+// bytes per element, which `train` pays once per iteration); the output layer, outside the
+// transformer layers, runs in BF16 without casts.
+TEST(PrecisionRecipes, Fp8CastsATransformerLinearsInputGradientAndWeight) {
+  const Fixture f("mcore-gpt-1.7b", "H100-SXM");
+  wl::Workload w = f.workload;
+  wl::set_precision(w, "fp8", Origin{"--precision", 0});
+  const wl::PrecisionRecipe recipe = wl::load_framework("megatron-lm").precision_of(w);
+  const auto model =
+      make_analytic_model(w, wl::compute_costs(w), f.gpu, f.params, f.policy, recipe);
+  int first_linear = -1, logits = -1;
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    if (w.layers[i].type != wl::LayerType::Conv) continue;
+    if (first_linear < 0) first_linear = static_cast<int>(i);
+    logits = static_cast<int>(i);
+  }
+  const wl::Layer& fc = w.layers[static_cast<size_t>(first_linear)];
+  const int batch = 2;
+  const double in = batch * static_cast<double>(fc.input.elements());
+  const double out = batch * static_cast<double>(fc.output.elements());
+  const double weights = wl::weight_elements(fc);
+  const double bw = f.gpu.copy_bandwidth().value * f.params.memory(KernelClass::elementwise);
+  const double launch = f.params.launch_overhead.value;
+  const PassPlan forward = model->pass_plan(first_linear, TrainingPass::forward, batch);
+  EXPECT_EQ(forward.precision, Precision::fp8);
+  EXPECT_NEAR(forward.weight_cast_time.value, 4 * weights / bw + launch, 1e-12);
+  EXPECT_NEAR(forward.cast_time.value, 4 * weights / bw + 4 * in / bw + 2 * launch, 1e-12);
+  const PassPlan backward_data = model->pass_plan(first_linear, TrainingPass::backward_data, batch);
+  EXPECT_NEAR(backward_data.cast_time.value, 4 * out / bw + launch, 1e-12);
+  EXPECT_EQ(backward_data.weight_cast_time.value, 0);
+  EXPECT_EQ(model->pass_plan(first_linear, TrainingPass::backward_weights, batch).cast_time.value,
+            0);
+  const PassPlan output_layer = model->pass_plan(logits, TrainingPass::forward, batch);
+  EXPECT_EQ(output_layer.precision, Precision::bf16);
+  EXPECT_EQ(output_layer.cast_time.value, 0);
+}
+
 TEST(PrecisionRecipes, ARecipeOnAGpuWithoutItsTensorCoresIsAnError) {
   const Fixture f("lenet");
   wl::PrecisionRecipe bf16;

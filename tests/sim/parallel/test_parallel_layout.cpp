@@ -1,7 +1,7 @@
 // Megatron-LM layouts without an engine: GPT-3 175B's transformer shape read from its workload,
 // the validity rules (one-line errors), memory per GPU against numbers computed by hand from
-// ZeRO's 2+2+12 bytes per parameter and Korthikanti et al.'s Table 2, the 1F1B order and the
-// closed forms.
+// Megatron-LM's bytes per parameter of each precision recipe and Korthikanti et al.'s Table 2,
+// the 1F1B order and the closed forms.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include "sim/parallel/parallel_memory.hpp"
 #include "sim/parallel/transformer_shape.hpp"
 #include "topologies/core/error.hpp"
+#include "workloads/src/framework.hpp"
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::par {
@@ -20,6 +21,13 @@ using ::testing::HasSubstr;
 TransformerShape gpt3() {
   const wl::Workload w = wl::load_workload("gpt3-175b");
   return transformer_shape(w, wl::compute_costs(w));
+}
+
+// Megatron-LM's recipe `name` (workloads/frameworks/megatron-lm.yaml).
+wl::PrecisionRecipe megatron(const std::string& name) {
+  wl::Workload w;
+  wl::set_precision(w, name, {});
+  return wl::load_framework("megatron-lm").precision_of(w);
 }
 
 ParallelLayout megatron_175b() {  // Narayanan et al. SC'21's GPT-3 layout, 1,024 GPUs
@@ -79,20 +87,21 @@ TEST(ParallelLayout, InvalidLayoutsGiveOneLineErrors) {
 TEST(ParallelMemory, Gpt3Tp8Pp16Dp8AgainstHandComputedBytes) {
   const TransformerShape s = gpt3();
   const ParallelLayout l = megatron_175b();
-  const std::vector<StageMemory> m = stage_memory(s, l);
+  const std::vector<StageMemory> m = stage_memory(s, l, megatron("fp16"));
   ASSERT_EQ(m.size(), 16u);
   // Stage 0: 6 layers of 12h^2 + 13h and the two embeddings, over t = 8:
   // (6 x 1,812,099,072 + 53,248 x 12,288) / 8 = 1,440,863,232 parameters per GPU.
   EXPECT_DOUBLE_EQ(m[0].params_per_gpu, 1440863232.0);
   EXPECT_DOUBLE_EQ(m[0].weights, 2 * 1440863232.0);
   EXPECT_DOUBLE_EQ(m[0].gradients, 2 * 1440863232.0);
-  EXPECT_DOUBLE_EQ(m[0].optimizer, 12 * 1440863232.0);
+  // FP32 main parameters and gradients, momentum and variance: 4 + 4 + 8.
+  EXPECT_DOUBLE_EQ(m[0].optimizer, 16 * 1440863232.0);
   // Korthikanti Table 2, t = 8: s b h (10 + 24/8 + 5 x 96 x 2048 / (12288 x 8)) = 23 s b h
   // = 578,813,952 bytes per layer; the first stage holds p = 16 micro-batches of 6 layers.
   EXPECT_DOUBLE_EQ(layer_activation_bytes(s, l), 578813952.0);
   EXPECT_EQ(m[0].micro_batches_in_flight, 16);
   EXPECT_DOUBLE_EQ(m[0].activations, 96 * 578813952.0);
-  EXPECT_NEAR(m[0].total() / 1e9, 78.62, 0.005);
+  EXPECT_NEAR(m[0].total() / 1e9, 84.38, 0.005);
   // The last stage: one micro-batch in flight, and the tied output layer's copy.
   EXPECT_EQ(m[15].micro_batches_in_flight, 1);
   EXPECT_DOUBLE_EQ(m[15].params_per_gpu,
@@ -100,8 +109,35 @@ TEST(ParallelMemory, Gpt3Tp8Pp16Dp8AgainstHandComputedBytes) {
   // ZeRO-1 divides the optimizer state by d only.
   ParallelLayout z = l;
   z.zero1 = true;
-  EXPECT_DOUBLE_EQ(stage_memory(s, z)[0].optimizer, 12 * 1440863232.0 / 8);
-  EXPECT_DOUBLE_EQ(stage_memory(s, z)[0].weights, m[0].weights);
+  EXPECT_DOUBLE_EQ(stage_memory(s, z, megatron("fp16"))[0].optimizer, 16 * 1440863232.0 / 8);
+  EXPECT_DOUBLE_EQ(stage_memory(s, z, megatron("fp16"))[0].weights, m[0].weights);
+}
+
+// Megatron-LM's own table of bytes per parameter (docs/source/distrib_optimizer.md at
+// core_r0.8.0, lines 9-15), without and with the distributed optimizer over d replicas:
+// FP16 20 and 4 + 16/d, BF16 18 and 6 + 12/d, FP32 16 and 8 + 8/d; FP8 is BF16's plus the
+// FP8 weight with its transpose on each transformer layer's parameters.
+TEST(ParallelMemory, BytesPerParameterAsMegatronsTableGivesThem) {
+  const TransformerShape s = gpt3();
+  ParallelLayout l = megatron_175b();
+  const double psi = 1440863232.0;
+  const auto per_param = [&](const std::string& recipe, bool zero1) {
+    l.zero1 = zero1;
+    const StageMemory m = stage_memory(s, l, megatron(recipe))[0];
+    return (m.weights + m.gradients + m.optimizer) / psi;
+  };
+  EXPECT_DOUBLE_EQ(per_param("fp16", false), 20);
+  EXPECT_DOUBLE_EQ(per_param("fp16", true), 4 + 16.0 / 8);
+  EXPECT_DOUBLE_EQ(per_param("bf16", false), 18);
+  EXPECT_DOUBLE_EQ(per_param("bf16", true), 6 + 12.0 / 8);
+  EXPECT_DOUBLE_EQ(per_param("fp32", false), 16);
+  EXPECT_DOUBLE_EQ(per_param("fp32", true), 8 + 8.0 / 8);
+  const double block_params = 6 * 1812099072.0 / 8;  // stage 0's transformer layers, over t
+  EXPECT_DOUBLE_EQ(per_param("fp8", false), 18 + 2 * block_params / psi);
+  // Activations: FP32 doubles Korthikanti's 16-bit bytes.
+  l.zero1 = false;
+  EXPECT_DOUBLE_EQ(stage_memory(s, l, megatron("fp32"))[0].activations,
+                   2 * stage_memory(s, l, megatron("fp16"))[0].activations);
 }
 
 TEST(ParallelMemory, ActivationsFollowKorthikantiTable2) {
@@ -120,7 +156,9 @@ TEST(ParallelMemory, ActivationsFollowKorthikantiTable2) {
   l.recompute = Recompute::None;
   for (int p : {2, 8, 32}) {
     l.pp = p;
-    EXPECT_DOUBLE_EQ(stage_memory(s, l)[0].activations, 96 * layer_activation_bytes(s, l)) << p;
+    EXPECT_DOUBLE_EQ(stage_memory(s, l, megatron("fp16"))[0].activations,
+                     96 * layer_activation_bytes(s, l))
+        << p;
   }
 }
 

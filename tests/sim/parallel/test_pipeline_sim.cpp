@@ -5,6 +5,7 @@
 // (NVLS's allreduce on Hopper: (1 + 1/t) x its bytes.)
 #include <gtest/gtest.h>
 
+#include "sim/engine/isolated.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "sim/parallel/layout.hpp"
 #include "sim/parallel/pipeline_sim.hpp"
@@ -89,6 +90,27 @@ TEST(PipelineSim, DataParallelExchangeFollowsThePipeline) {
     EXPECT_NEAR(s.end_s, s.last_backward_s + s.dp_s + 0.005, 1e-9);
   }
   EXPECT_GT(r.iteration_s, r.pipeline_s + 0.02);
+}
+
+// ZeRO-1 (Megatron's distributed optimizer): the reduce-scatter carries the gradients, the
+// all-gather the updated parameters at the model's dtype. With BF16 parameters and FP32
+// gradients the all-gather moves half the reduce-scatter's bytes, and the exchange takes less
+// than with both at FP32's (a ring of each moves (d-1)/d of its bytes per GPU).
+TEST(PipelineSim, ZeroOneGathersParametersAtTheirOwnDtype) {
+  const Machine m(32);
+  const auto exchange = [&](double parameter_bytes) {
+    PipelineJob job = uniform_job(m, 8, 2, 2, 4);
+    job.zero1 = true;
+    for (StageWork& s : job.stages) {
+      s.gradient_bytes = 2e9;
+      s.parameter_bytes = parameter_bytes;
+    }
+    // One SimGrid engine per process: each exchange in a child.
+    return sim::run_isolated_as([&] { return simulate_pipeline(job).stages.front().dp_s; });
+  };
+  const double fp32 = exchange(2e9), bf16 = exchange(1e9);
+  EXPECT_LT(bf16, 0.8 * fp32);
+  EXPECT_GT(bf16, 0.6 * fp32);
 }
 
 }  // namespace

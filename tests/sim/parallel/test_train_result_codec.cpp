@@ -15,6 +15,8 @@ TrainResult every_field_set() {
   TrainResult t;
   t.topology = "dgx-h200-superpod";
   t.gpu = "H200-SXM";
+  t.precision = "fp8";
+  t.precision_runs_as = "Megatron-LM --bf16 --fp8-format hybrid";
   t.layout = {.tp = 8, .pp = 16, .dp = 8, .micro_batch = 1, .global_batch = 1536, .zero1 = true,
               .sequence_parallel = true, .recompute = Recompute::Selective};
   t.micro_batches = 192;
@@ -26,7 +28,7 @@ TrainResult every_field_set() {
   t.sim.pp_transfer_s = 2.0 / 7;
   t.sim.stages = {{0.1, 0.2, 0.3, 0.4, 0.5}, {1.0 / 9, 0.22, 0.33, 0.44, 0.55}};
   t.sim.activities = 123456789L;
-  t.stage_times = {{0.01, 0.02}, {1.0 / 11, 0.04}};
+  t.stage_times = {{0.01, 0.02, 0.003}, {1.0 / 11, 0.04, 1.0 / 13}};
   t.bubble_closed_form = 15.0 / 207;
   t.memory = {{1e9, 2e9, 3e9, 4e9, 5e9, 16}, {1.0 / 3, 0.5, 0.25, 0.125, 0.0625, 1}};
   t.memory_per_gpu = 7.5e10;
@@ -47,6 +49,8 @@ TEST(TrainResultCodec, AResultComesBackEqualEveryDoubleBitForBit) {
   const TrainResult back = sim::decode_result<TrainResult>(sim::encode_result(t));
   EXPECT_EQ(back.topology, t.topology);
   EXPECT_EQ(back.gpu, t.gpu);
+  EXPECT_EQ(back.precision, t.precision);
+  EXPECT_EQ(back.precision_runs_as, t.precision_runs_as);
   EXPECT_EQ(back.layout.str(), t.layout.str());
   EXPECT_EQ(back.layout.zero1, t.layout.zero1);
   EXPECT_EQ(back.layout.sequence_parallel, t.layout.sequence_parallel);
@@ -70,6 +74,7 @@ TEST(TrainResultCodec, AResultComesBackEqualEveryDoubleBitForBit) {
   for (size_t k = 0; k < t.stage_times.size(); ++k) {
     EXPECT_EQ(bits_of(back.stage_times[k].forward_s), bits_of(t.stage_times[k].forward_s));
     EXPECT_EQ(bits_of(back.stage_times[k].backward_s), bits_of(t.stage_times[k].backward_s));
+    EXPECT_EQ(bits_of(back.stage_times[k].weight_cast_s), bits_of(t.stage_times[k].weight_cast_s));
   }
   ASSERT_EQ(back.memory.size(), t.memory.size());
   for (size_t k = 0; k < t.memory.size(); ++k) {

@@ -215,6 +215,47 @@ TEST(CliSweep, SpatialIsAnAxis) {
   EXPECT_NE(refused.err.find("6 GPUs cannot form groups of 4"), std::string::npos) << refused.err;
 }
 
+// The precision recipe as an axis and as `sweep --precision`: PyTorch's native AMP runs
+// ResNet-50 (its input pipeline left out) faster than FP32 and names itself in every row; the
+// figures name each series by its recipe; --precision over a study that varies it is refused,
+// and a run at --precision hashes apart from the same run at its workload's own precision (no
+// cached FP32 result answers for AMP).
+TEST(CliSweep, PrecisionIsAnAxisAndAnOption) {
+  const std::string base = "base: {workload: resnet-50, framework: pytorch-ddp, batch: 32, gpus: 1, "
+                           "comm: nccl, images: 3200, iterations: 2, without: [input]}\n";
+  const std::string study = testing::write_temp_file(
+      "precision.yaml", "name: precision\n" + base + "axes:\n  precision: [fp32, amp]\n");
+  const std::string out = out_dir("precision");
+  const std::string plots = out_dir("precision-plots");
+  const auto r = run_command(kGpuscale + " sweep " + study + " --out " + out + " --plot " + plots);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = results(out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["precision"], "fp32");
+  EXPECT_EQ(j["rows"][1]["precision"], "amp");
+  EXPECT_LT(j["rows"][1]["iteration_s"].get<double>(),
+            0.6 * j["rows"][0]["iteration_s"].get<double>());
+  EXPECT_FALSE(table_lines(r.out, "precision").empty()) << r.out;
+
+  const auto both = run_command(kGpuscale + " sweep " + study + " --out " + out_dir("both") +
+                                " --precision amp");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("varies the precision itself"), std::string::npos) << both.err;
+
+  const std::string plain = testing::write_temp_file(
+      "plain.yaml", "name: plain\n" + base + "runs: [{batch: 32}]\n");
+  const std::string plain_out = out_dir("plain");
+  ASSERT_EQ(run_command(kGpuscale + " sweep " + plain + " --out " + plain_out).status, 0);
+  const auto amp = run_command(kGpuscale + " sweep " + plain + " --out " + plain_out +
+                               " --precision amp");
+  ASSERT_EQ(amp.status, 0) << amp.err;
+  const auto rows = results(plain_out)["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["precision"], "amp");
+  EXPECT_NEAR(rows[0]["iteration_s"].get<double>(), j["rows"][1]["iteration_s"].get<double>(),
+              1e-12);
+}
+
 // ResNet-50 at batch 2048 needs far more than a V100's 16 GB: the run is marked in every output.
 TEST(CliSweep, RunsThatDoNotFitTheirGpusAreMarked) {
   const std::string study = testing::write_temp_file(
