@@ -80,6 +80,13 @@ TEST(CliRun, PrecisionRecipesRunAsTheFrameworkRunsThem) {
   EXPECT_FALSE(f["fits_memory"].get<bool>());
   EXPECT_TRUE(a["fits_memory"].get<bool>());
   EXPECT_GT(a["throughput_img_s"].get<double>(), 2 * f["throughput_img_s"].get<double>());
+  // MXNet's --dtype float16 at NVIDIA's batch of 208 fits a 16 GB V100 too (15.2 GB: FP16
+  // activations, the residual sums in place).
+  const auto mxnet = run_command(kGpuscale +
+      " run --framework mxnet --workload resnet-50 --gpus 1 --batch 208 --comm nccl "
+      "--without input --format json --precision fp16");
+  ASSERT_EQ(mxnet.status, 0) << mxnet.err;
+  EXPECT_TRUE(nlohmann::json::parse(mxnet.out)["results"][0]["fits_memory"].get<bool>());
 
   const std::string pair = kGpuscale +
       " run --framework pytorch-ddp --workload lenet --gpus 2 --batch 16 --comm nccl --format json";
