@@ -4,10 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/support/test_support.hpp"
 #include "tests/validation/tiny_suite.hpp"
 #include "validation/src/claims.hpp"
 #include "validation/src/suite.hpp"
+#include "validation/src/train_suite.hpp"
 
 namespace gpuscale::validation {
 namespace {
@@ -53,6 +56,38 @@ TEST(SuiteLoader, LoadsTheTinySuite) {
   for (const Claim& c : s.claims) EXPECT_EQ(c.form == nullptr, c.kind == "not_checked") << c.id;
   EXPECT_EQ(s.claims[9].params.at_least_by_gpus, (std::map<int, double>{{2, 1.6}, {8, 6.4}}));
   EXPECT_FALSE(s.claims[4].params.within_pct.has_value());  // within_pct: null
+}
+
+// Every shipped suite says what it has been through: its first look, with the commit that made
+// it, and whether it has been used to choose between model changes (suite_history.hpp).
+TEST(SuiteHistory, EveryShippedSuiteRecordsItsFirstLook) {
+  std::vector<std::string> suites;
+  for (const auto& entry : std::filesystem::directory_iterator(shipped_suites().dir())) {
+    if (std::filesystem::is_regular_file(entry.path() / "suite.yaml")) {
+      suites.push_back(entry.path().filename().string());
+    }
+  }
+  ASSERT_GE(suites.size(), 6u);
+  for (const std::string& name : suites) {
+    const SuiteHistory h =
+        is_train_suite(name) ? load_train_suite(name).history : load_suite(name).history;
+    EXPECT_TRUE(h.recorded) << name;
+    EXPECT_FALSE(h.first_look.commit.empty()) << name;
+    EXPECT_TRUE(!h.first_look.mape_pct.empty() || !h.first_look.claims.empty()) << name;
+  }
+  EXPECT_TRUE(load_suite("dgx1-mxnet").history.development.size() > 0);
+  EXPECT_TRUE(load_train_suite("megatron-a100").history.development.empty());
+  EXPECT_DOUBLE_EQ(load_suite("dgx1-mxnet").history.first_look.mape_pct.at("overall"), 52.3);
+}
+
+// A first look naming a table the suite does not have is one line at that line.
+TEST(SuiteHistory, AFirstLookOfAnUnknownTableIsAnErrorAtItsLine) {
+  auto files = tiny_suite_files();
+  files["suite.yaml"] += "history:\n  first_look: {commit: abc1234, date: 2026-11-29, "
+                         "mape_pct: {speedups: 12.0}}\n  development: false\n";
+  const std::string error = config_error_of([&] { load_suite(write_suite(files)); });
+  EXPECT_THAT(error, HasSubstr("first_look: unknown table 'speedups' (did you mean 'speedup'?)"));
+  EXPECT_THAT(error, HasSubstr("suite.yaml:"));
 }
 
 TEST(SuiteLoader, ShipsTheDgx1Study) {

@@ -136,14 +136,16 @@ TEST(SvgPlots, TinySuiteFigures) {
 // Regression guards, NOT accuracy claims: each table's MAPE (%) of the shipped DGX-1 suite as
 // gpuscale last predicted it, plus 2 percentage points, rounded up. A model change that makes a
 // table worse past its bound fails here; one that improves it should lower the bound. The
-// current values are listed in docs/validation.md. On 2026-11-27 (5x5 filters as F(5x5, 5x5)):
-//   lenet-speedup 53.7, nccl-overhead 100.9, memory-pretrain 2.6, memory-gpu0 14.8,
-//   memory-gpux 15.3, overall 36.1; large-nets-speedup has bounds only: 14 of 18 hold, and
-//   kLargeNetBoundsHolding guards that count the same way, and kClaimsHolding the claims
-//   (7 of 26; a difference within a faster claim's margin_pct is a tie and holds neither way).
+// current values are listed in docs/validation.md. On 2026-11-29 (MXNet's residual sums in
+// place): lenet-speedup 53.7, memory-pretrain 2.6, memory-gpu0 12.4, memory-gpux 13.4, overall
+// 35.1; large-nets-speedup has bounds only: 14 of 18 hold, and kLargeNetBoundsHolding guards
+// that count the same way, and kClaimsHolding the claims (7 of 26; a difference within a faster
+// claim's margin_pct is a tie and holds neither way). nccl-overhead has no guard: the model
+// predicts no overhead on one GPU, so its MAPE is 100% by construction and a bound on it could
+// not fail.
 const std::map<std::string, double> kMapeBoundPct = {
-    {"lenet-speedup", 56}, {"nccl-overhead", 103}, {"memory-pretrain", 5},
-    {"memory-gpu0", 17},   {"memory-gpux", 18},    {"overall", 39}};
+    {"lenet-speedup", 56}, {"memory-pretrain", 5}, {"memory-gpu0", 15},
+    {"memory-gpux", 16},   {"overall", 38}};
 constexpr int kLargeNetBoundsHolding = 14;
 constexpr int kClaimsHolding = 7;
 
@@ -244,6 +246,24 @@ TEST(ValidateCli, MegatronH100MapeStaysWithinItsBound) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["points"].size(), 9u);
   EXPECT_LE(j["mape_pct"]["overall"].get<double>(), 24);
+}
+
+// The EDSR-on-Lassen suite (validation/lassen-edsr), held out: its first look on 2026-11-29 was
+// speedup 26.9%, throughput 409.0%, single-v100 151.4% (the model's EDSR runs 4x faster than the
+// measured one on one V100, and scales at 98% to 512 GPUs against 64%: docs/validation.md). The
+// bounds are those plus 2 points, rounded up: regression guards, not accuracy claims.
+TEST(ValidateCli, LassenEdsrStaysWithinItsBoundsAndShowsItsFirstLook) {
+  const auto r = run_command(kGpuscale + " validate --suite lassen-edsr --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["points"].size(), 59u);
+  const std::map<std::string, double> bounds = {
+      {"speedup", 29}, {"throughput", 412}, {"single-v100", 154}};
+  for (const auto& [table, bound] : bounds) {
+    EXPECT_LE(j["mape_pct"][table].get<double>(), bound) << table;
+  }
+  EXPECT_EQ(j["history"]["first_look"]["mape_pct"]["speedup"].get<double>(), 26.9);
+  EXPECT_EQ(j["history"]["development"], false);
 }
 
 TEST(ValidateCli, TrainSuiteRowThatDisagreesWithItsWorkloadIsAnErrorWithItsLine) {

@@ -28,6 +28,7 @@ const std::map<std::string, Expected>& expected_params() {
       {"alexnet-mxnet", {50844008, "derived by hand from MXNet symbols/alexnet.py on 224x224"}},
       {"edsr", {43.0e6, "Lim et al. CVPRW 2017 Table 1: EDSR 43M"}},
       {"edsr-x2", {40.7e6, "sanghyun-son/EDSR-PyTorch README: EDSR x2 40.7M"}},
+      {"edsr-x2-p96", {40.7e6, "EDSR-PyTorch README: EDSR x2 40.7M (96x96 patches, same layers)"}},
       // Ours is 94,447,617 + 2,049 x 32,004 (vocabulary [?]) = 160,023,813, -0.40%: MLBench's
       // vocabulary is 32,320 (workloads/gnmt.yaml).
       {"gnmt", {160671297, "MLBench blog 2020-10-02, NLP translation tasks: GNMT 160,671,297"}},

@@ -119,9 +119,10 @@ std::string table_section(const TableSummary& t, const Comparison& c, Metric met
   return out;
 }
 
-std::string mape_summary(const Comparison& c) {
-  std::string out =
-      fmt::format("\nMAPE per table\n  {:<22} {:>7} {:>7}\n", "table", "MAPE %", "points");
+// The MAPE of each table beside its first look, then the suite's history.
+std::string mape_summary(const Comparison& c, const SuiteHistory& history) {
+  std::string out = fmt::format("\nMAPE per table\n  {:<22} {:>7} {:>7} {:>10}\n", "table",
+                                "MAPE %", "points", "first look");
   for (const TableSummary& t : c.tables) {
     std::string notes;
     if (t.suspect_points > 0)
@@ -131,13 +132,13 @@ std::string mape_summary(const Comparison& c) {
     if (t.calibration_mape_pct)
       notes += fmt::format("  calibration: {:.1f}% over {}", *t.calibration_mape_pct,
                            t.calibration_points);
-    out +=
-        fmt::format("  {:<22} {:>7} {:>7}{}\n", t.id,
-                    t.mape_pct ? fmt::format("{:.1f}", *t.mape_pct) : "-", t.points_in_mape, notes);
+    out += fmt::format("  {:<22} {:>7} {:>7} {:>10}{}\n", t.id,
+                       t.mape_pct ? fmt::format("{:.1f}", *t.mape_pct) : "-", t.points_in_mape,
+                       first_look_cell(history, t.id), notes);
   }
-  out += fmt::format("  {:<22} {:>7} {:>7}  (validation points only)\n", "overall",
+  out += fmt::format("  {:<22} {:>7} {:>7} {:>10}  (validation points only)\n", "overall",
                      c.overall_mape_pct ? fmt::format("{:.1f}", *c.overall_mape_pct) : "-",
-                     c.overall_points);
+                     c.overall_points, first_look_cell(history, "overall"));
   if (c.calibration_mape_pct) {
     out += fmt::format("  {:<22} {:>7.1f} {:>7}  (fitted on: not a measure of accuracy)\n",
                        "calibration points", *c.calibration_mape_pct, c.calibration_points);
@@ -285,10 +286,13 @@ std::string comparison_table(const Suite& suite, const Comparison& c,
                              const std::vector<SetupReadingResult>& readings) {
   std::string out = header(suite, framework);
   // A suite of claims only: the headline's claims, then each reading's.
-  if (c.tables.empty()) return out + claims_section(c) + setup_readings_section(readings);
+  if (c.tables.empty()) {
+    return out + history_summary(suite.history) + claims_section(c) +
+           setup_readings_section(readings);
+  }
   for (size_t i = 0; i < c.tables.size(); ++i)
     out += table_section(c.tables[i], c, suite.tables[i].metric);
-  out += mape_summary(c);
+  out += mape_summary(c, suite.history) + history_summary(suite.history);
   out += setup_readings_section(readings);
   out += claims_section(c);
   return out;
@@ -385,6 +389,7 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
           {"bounds", bounds},
           {"claims", claims},
           {"mape_pct", mape},
+          {"history", history_json(suite.history)},
           {"calibration_mape_pct", calibration_mape},
           {"alternative_readings", alternatives},
           {"setup_readings", setup_readings}};

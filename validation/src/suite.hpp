@@ -16,6 +16,7 @@
 #include "topologies/core/error.hpp"
 #include "topologies/core/shipped_files.hpp"
 #include "topologies/core/units.hpp"
+#include "validation/src/suite_history.hpp"
 
 namespace gpuscale::validation {
 
@@ -179,6 +180,7 @@ struct Suite {
   std::vector<NameMapping> networks;  // to workloads, in file order
   std::vector<Table> tables;
   std::vector<Claim> claims;
+  SuiteHistory history;  // its first look and whether it is a development suite
 
   const std::string& comm_of(const std::string& method) const;
   const NameMapping& network_mapping(const std::string& network) const;

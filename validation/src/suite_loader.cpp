@@ -26,7 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kSuiteKeys = {
-    "name", "title", "source", "setup", "methods", "networks", "alternatives", "tables", "claims"};
+    "name",     "title",  "source", "setup",  "methods",
+    "networks", "alternatives", "tables", "claims", "history"};
 const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus",
                                              "batches",   "batch_per",     "epochs",
                                              "dataset",   "strong_images", "weak_images_per_gpu",
@@ -535,6 +536,9 @@ Suite load_suite(const std::string& name_or_path) {
   // A study may state no qualitative claims.
   if (const ConfigNode* claims = map.find("claims"))
     suite.claims = load_claims(file_in(folder, *claims, "claims"), names);
+  std::vector<std::string> table_ids;
+  for (const Table& t : suite.tables) table_ids.push_back(t.id);
+  suite.history = read_suite_history(map.find("history"), table_ids);
   return suite;
 }
 

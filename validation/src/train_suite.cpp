@@ -29,7 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kSuiteKeys = {"kind", "name", "title", "source", "setup", "tables"};
+const std::vector<std::string> kSuiteKeys = {"kind",  "name",   "title",  "source",
+                                             "setup", "tables", "history"};
 const std::vector<std::string> kSetupKeys = {"topology"};
 const std::vector<std::string> kTableKeys = {"id",     "title",          "source", "metric",
                                              "interpretation", "precision", "points"};
@@ -223,6 +224,9 @@ TrainSuite load_train_suite(const std::string& name_or_path) {
       throw ConfigError(item.origin(), fmt::format("no table file '{}'", file));
     s.tables.push_back(read_table(file));
   }
+  std::vector<std::string> table_ids;
+  for (const TrainTable& table : s.tables) table_ids.push_back(table.id);
+  s.history = read_suite_history(map.find("history"), table_ids);
   return s;
 }
 
@@ -317,11 +321,14 @@ std::string train_comparison_table(const TrainSuite& suite, const TrainCompariso
                 : "  MAPE - (no simulated point)\n";
   }
   out += "\nMAPE per table\n";
-  out += fmt::format("  {:<22} {:>7}\n", "table", "MAPE %");
-  for (const TrainTable& t : suite.tables)
-    out += fmt::format("  {:<22} {:>7}\n", t.id, number(c.mape_pct.at(t.id), "{:.1f}"));
-  out += fmt::format("  {:<22} {:>7}\n", "overall", number(c.mape_pct.at("overall"), "{:.1f}"));
-  return out;
+  out += fmt::format("  {:<22} {:>7} {:>10}\n", "table", "MAPE %", "first look");
+  for (const TrainTable& t : suite.tables) {
+    out += fmt::format("  {:<22} {:>7} {:>10}\n", t.id, number(c.mape_pct.at(t.id), "{:.1f}"),
+                       first_look_cell(suite.history, t.id));
+  }
+  out += fmt::format("  {:<22} {:>7} {:>10}\n", "overall", number(c.mape_pct.at("overall"), "{:.1f}"),
+                     first_look_cell(suite.history, "overall"));
+  return out + history_summary(suite.history);
 }
 
 std::string train_comparison_json(const TrainSuite& suite, const TrainComparison& c) {
@@ -370,7 +377,8 @@ std::string train_comparison_json(const TrainSuite& suite, const TrainComparison
               {"calibration_points", 0},
               {"tables", tables},
               {"points", points},
-              {"mape_pct", mape}}
+              {"mape_pct", mape},
+              {"history", history_json(suite.history)}}
              .dump(2) + "\n";
 }
 

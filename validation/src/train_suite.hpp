@@ -18,6 +18,7 @@
 
 #include "sim/parallel/layout.hpp"
 #include "topologies/core/error.hpp"
+#include "validation/src/suite_history.hpp"
 
 namespace gpuscale::validation {
 
@@ -57,6 +58,7 @@ struct TrainSuite {
   std::string title;
   std::string topology;  // the cluster; grown to each point's GPUs
   std::vector<TrainTable> tables;
+  SuiteHistory history;  // its first look and whether it is a development suite
 };
 
 // Whether `name_or_path` (as load_suite takes it) names a suite whose suite.yaml says
