@@ -67,9 +67,11 @@ std::vector<Precision> layer_precisions(const wl::Workload& workload,
   std::vector<Precision> out;
   for (size_t i = 0; i < plans.size(); ++i) {
     const wl::LayerType type = workload.layers[i].type;
-    out.push_back(is_gemm_layer(plans[i]) ? kernel_precision(recipe.math_of(type, blocks.contains(i)), gpu)
-                  : recipe.output_bytes_of(type) == 4 ? Precision::fp32
-                                                      : sixteen_bit_of(recipe));
+    if (is_gemm_layer(plans[i])) {
+      out.push_back(kernel_precision(recipe.math_of(type, blocks.contains(i)), gpu));
+    } else {
+      out.push_back(recipe.output_bytes_of(type) == 4 ? Precision::fp32 : sixteen_bit_of(recipe));
+    }
   }
   return out;
 }

@@ -40,7 +40,7 @@ Quantity read_positive(const ConfigNode& node, const std::string& what,
 GpuSpec read_gpu_spec(const ConfigNode& doc) {
   MapReader r(doc, "GPU spec", {"name", "description", "memory", "memory_bandwidth",
                                 "copy_efficiency", "sm_count", "compute_capability", "boost_clock",
-                                "peak"});
+                                "peak", "fused_attention"});
   GpuSpec g;
   g.origin = Origin{doc.origin().file, 0};
   g.name = r.string("name", "V100-SXM2");
@@ -72,6 +72,15 @@ GpuSpec read_gpu_spec(const ConfigNode& doc) {
   for (auto [name, peak] : {std::pair{"tensor", &g.peak_tensor}, std::pair{"tf32", &g.peak_tf32},
                             std::pair{"bf16", &g.peak_bf16}, std::pair{"fp8", &g.peak_fp8}}) {
     if (const ConfigNode* t = p.find(name)) *peak = rate(*t, name);
+  }
+  if (const ConfigNode* n = r.find("fused_attention")) {
+    MapReader f(*n, fmt::format("fused_attention of {}", what), {"forward", "backward"});
+    const auto share = [&](const char* pass) {
+      return read_number(f.require(pass, "0.67"),
+                         fmt::format("fused_attention {} of {} (a share of the peak)", pass, what),
+                         0.01, 1.0);
+    };
+    g.fused_attention = GpuSpec::FusedAttention{share("forward"), share("backward")};
   }
   return g;
 }

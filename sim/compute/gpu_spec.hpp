@@ -48,6 +48,13 @@ struct GpuSpec {
   std::optional<FlopsPerSecond> peak_tf32;
   std::optional<FlopsPerSecond> peak_bf16;
   std::optional<FlopsPerSecond> peak_fp8;
+  // Measured: the share of the 16-bit Tensor Core peak a fused attention kernel (cuDNN's, which
+  // Transformer Engine runs on Hopper) reaches in forward and in backward, counting every score
+  // (kernel_time.hpp, KernelClass::fused_attention_*); absent: the GEMM efficiency stands for it.
+  struct FusedAttention {
+    double forward = 0, backward = 0;
+  };
+  std::optional<FusedAttention> fused_attention;
 
   // What a streaming kernel can reach: memory_bandwidth x copy_efficiency.
   BytesPerSecond copy_bandwidth() const { return {memory_bandwidth.value * copy_efficiency}; }

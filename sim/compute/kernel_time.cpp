@@ -14,12 +14,25 @@ namespace {
 
 constexpr std::array<const char*, kKernelClassCount> kKernelClassNames{
     "conv_forward", "conv_backward_data", "conv_backward_weights", "gemm", "elementwise",
-    "recurrent_gemm"};
+    "recurrent_gemm", "fused_attention_forward", "fused_attention_backward"};
 
 // A GEMM may reach its peak; operands that stay in the L2 cache may beat the copy bandwidth a
 // little; beyond these bounds a value is a typo.
 constexpr double kMaxComputeEfficiency = 1.0;
 constexpr double kMaxMemoryEfficiency = 2.0;
+
+// The share of the peak a kernel of class `c` reaches on `gpu`: the GPU's measured fused
+// attention where it has one, else the analytic constants'.
+double compute_efficiency(const GpuSpec& gpu, const AnalyticParams& params, KernelClass c,
+                          Precision p) {
+  if (gpu.fused_attention && c == KernelClass::fused_attention_forward) {
+    return gpu.fused_attention->forward;
+  }
+  if (gpu.fused_attention && c == KernelClass::fused_attention_backward) {
+    return gpu.fused_attention->backward;
+  }
+  return params.compute(c, p);
+}
 
 double read_fraction(MapReader& r, const std::string& key, const std::string& what, double max) {
   return read_number(r.require(key, "0.8"), fmt::format("{} of {}", key, what), 0.01, max);
@@ -191,7 +204,8 @@ AnalyticParams load_analytic_params(const std::string& path) {
 }
 
 double AnalyticParams::compute(KernelClass c, Precision p) const {
-  if (c == KernelClass::gemm || c == KernelClass::recurrent_gemm) {
+  if (c == KernelClass::gemm || c == KernelClass::recurrent_gemm ||
+      c == KernelClass::fused_attention_forward || c == KernelClass::fused_attention_backward) {
     return gemm_efficiency[static_cast<int>(p)];
   }
   // A streaming kernel's FLOPs never bind (<= a few FLOP/B against ridges of 20 and more): its
@@ -201,7 +215,10 @@ double AnalyticParams::compute(KernelClass c, Precision p) const {
 }
 
 double AnalyticParams::memory(KernelClass c) const {
-  if (c == KernelClass::gemm) return gemm_memory_efficiency;
+  if (c == KernelClass::gemm || c == KernelClass::fused_attention_forward ||
+      c == KernelClass::fused_attention_backward) {
+    return gemm_memory_efficiency;
+  }
   if (c == KernelClass::elementwise) return elementwise_memory_efficiency;
   if (c == KernelClass::recurrent_gemm) {
     throw std::logic_error(
@@ -224,8 +241,8 @@ Seconds analytic_kernel_time(const GpuSpec& gpu, const AnalyticParams& params,
     throw std::invalid_argument("kernel with negative FLOPs or bytes");
   }
   const Precision precision = work.precision.value_or(layer_precision);
-  const double compute_s =
-      work.flops / (gpu.peak(precision).value * params.compute(work.kind, precision));
+  const double efficiency = compute_efficiency(gpu, params, work.kind, precision);
+  const double compute_s = work.flops / (gpu.peak(precision).value * efficiency);
   const double bandwidth = work.kind == KernelClass::recurrent_gemm
                                ? recurrent_bandwidth(gpu, params, work.weight_rows, precision).value
                                : gpu.copy_bandwidth().value * params.memory(work.kind);

@@ -37,8 +37,13 @@ enum class KernelClass {
   gemm,            // dense matrix multiply (fully connected layers)
   elementwise,     // streaming kernels: activations, batch norm, pooling, additions, optimizer
   recurrent_gemm,  // one time step's GEMM against an LSTM's recurrent weights W_hh
+  // A fused attention core (FlashAttention-2, cuDNN's fused attention) in forward and in
+  // backward: a GEMM's roofline at the GPU's measured efficiency for it where its spec has one
+  // (GpuSpec::fused_attention), else at the GEMM efficiency.
+  fused_attention_forward,
+  fused_attention_backward,
 };
-inline constexpr int kKernelClassCount = 6;
+inline constexpr int kKernelClassCount = 8;
 
 std::string to_string(KernelClass c);
 KernelClass conv_kernel_class(TrainingPass pass);

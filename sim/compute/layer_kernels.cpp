@@ -197,9 +197,10 @@ void add_lstm_kernels(const LayerPlan& plan, TrainingPass pass, double n, Precis
 //             of the forward's two (sec. 3.1.2, Algorithm 2); it reads Q, K, V, O, dO and L
 //             and writes dQ, dK, dV.
 // The softmax's exponentials, inside the kernel, are not counted: they do not bind against
-// the GEMMs at head widths of 64 and more [?]. The kernel is timed as a GEMM (the roofline with
-// the GEMM efficiency); its causal mask's skipped blocks are not modelled (every score counted,
-// as the unfused path counts them).
+// the GEMMs at head widths of 64 and more [?]. The kernel is timed as a GEMM's roofline, at the
+// GPU's measured fused-attention efficiency where its spec has one (which counts every score
+// too), else at the GEMM efficiency; its causal mask's skipped blocks are not modelled (every
+// score counted, as the unfused path counts them).
 KernelWork fused_attention_core(const LayerPlan& plan, TrainingPass pass, double n,
                                 Precision precision) {
   // L, one per query and head, in fp32: flash-attn's mha_fwd allocates softmax_lse as
@@ -210,9 +211,10 @@ KernelWork fused_attention_core(const LayerPlan& plan, TrainingPass pass, double
   const double forward_flops = 4 * n * plan.tq * plan.tk * plan.d;
   const double logsumexp = n * plan.heads * plan.tq * kLogsumexpBytes;
   if (pass == TrainingPass::forward) {
-    return {KernelClass::gemm, forward_flops, (2 * q + 2 * kv) * e + logsumexp};
+    return {KernelClass::fused_attention_forward, forward_flops, (2 * q + 2 * kv) * e + logsumexp};
   }
-  return {KernelClass::gemm, 2.5 * forward_flops, (4 * q + 4 * kv) * e + logsumexp};
+  return {KernelClass::fused_attention_backward, 2.5 * forward_flops,
+          (4 * q + 4 * kv) * e + logsumexp};
 }
 
 void add_attention_kernels(const LayerPlan& plan, TrainingPass pass, double n,

@@ -234,18 +234,20 @@ TEST(ValidateCli, MegatronA100MapeStaysWithinItsBoundsAndTheJsonIsTheSameBytes) 
   EXPECT_EQ(run_command(command).out, first.out);  // same input, same bytes
 }
 
-// The same for the Megatron-Core H100 table (validation/megatron-h100): 21.1% over 7 points on
+// The same for the Megatron-Core H100 table (validation/megatron-h100): 23.7% over 7 points on
 // 2026-11-29, every one under-predicted (30.3% at first look; 13.4% with fused attention and
-// NCCL's own algorithm choice; 21.1% once the table's BF16 runs exchange the FP32 gradients
-// Megatron-LM's --bf16 reduces, while the overlap of that exchange with compute, which the runs
-// used, is not modelled: docs/validation.md); the bound is that plus 2 points, rounded up.
+// NCCL's own algorithm choice; then three sourced changes, each applied whatever it did: 21.1%
+// once the table's BF16 runs exchange the FP32 gradients Megatron-LM's --bf16 reduces, 22.1%
+// with the H100's measured NVLink efficiency, 23.7% with cuDNN's measured fused-attention
+// speed; the overlap of the exchange with compute, which the runs used, is not modelled:
+// docs/validation.md); the bound is that plus 2 points, rounded up.
 // Two rows are transcribed, not simulated.
 TEST(ValidateCli, MegatronH100MapeStaysWithinItsBound) {
   const auto r = run_command(kGpuscale + " validate --suite megatron-h100 --format json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["points"].size(), 9u);
-  EXPECT_LE(j["mape_pct"]["overall"].get<double>(), 24);
+  EXPECT_LE(j["mape_pct"]["overall"].get<double>(), 26);
 }
 
 // The EDSR-on-Lassen suite (validation/lassen-edsr), held out: its first look on 2026-11-29 was

@@ -61,6 +61,26 @@ TEST(AnalyticModel, ComputeBoundKernelTakesFlopsOverEffectivePeakPlusLaunch) {
                    1e10 / (20e12 * 0.5) + 5e-6);
 }
 
+// A fused attention core runs at the GPU's measured efficiency for it, forward and backward,
+// where the spec has one (the H100's cuDNN figures), else at the GEMM efficiency.
+TEST(AnalyticModel, FusedAttentionRunsAtTheGpusMeasuredEfficiency) {
+  const KernelWork forward{KernelClass::fused_attention_forward, 1e10, 1e3};
+  const KernelWork backward{KernelClass::fused_attention_backward, 1e10, 1e3};
+  EXPECT_DOUBLE_EQ(analytic_kernel_time(toy_gpu(), toy_params(), forward, Precision::fp16).value,
+                   1e10 / (20e12 * 0.5) + 5e-6);
+  GpuSpec measured = toy_gpu();
+  measured.fused_attention = GpuSpec::FusedAttention{0.7, 0.4};
+  EXPECT_DOUBLE_EQ(analytic_kernel_time(measured, toy_params(), forward, Precision::fp16).value,
+                   1e10 / (20e12 * 0.7) + 5e-6);
+  EXPECT_DOUBLE_EQ(analytic_kernel_time(measured, toy_params(), backward, Precision::fp16).value,
+                   1e10 / (20e12 * 0.4) + 5e-6);
+  const GpuSpec h100 = load_gpu_spec("H100-SXM");
+  ASSERT_TRUE(h100.fused_attention.has_value());
+  EXPECT_DOUBLE_EQ(h100.fused_attention->forward, 0.670);
+  EXPECT_DOUBLE_EQ(h100.fused_attention->backward, 0.536);
+  EXPECT_FALSE(load_gpu_spec("H200-SXM").fused_attention.has_value());
+}
+
 TEST(AnalyticModel, MemoryBoundKernelTakesBytesOverEffectiveBandwidthPlusLaunch) {
   const KernelWork work{KernelClass::elementwise, 1e6, 1e9};
   EXPECT_DOUBLE_EQ(analytic_kernel_time(toy_gpu(), toy_params(), work, Precision::fp32).value,
