@@ -36,7 +36,7 @@ struct RunSettings {
   double fusion_mb = 0;   // allreduce_buffer_mb
   std::string protocol;   // as asked for ("auto" unresolved)
   int decode_threads = 0;
-  std::string precision;  // the recipe asked for; empty: the workload's own (a study fills it in)
+  std::string precision{};  // the recipe asked for; empty: the workload's own (a study fills it in)
 };
 RunSettings run_settings_of(const Experiment& experiment);
 
@@ -74,7 +74,7 @@ struct Column {
   std::string_view key;  // JSON key, CSV header
   Shown shown = Shown::Always;
   nlohmann::ordered_json (*read)(const OutputRow& row) = nullptr;
-  TableFormat table;
+  TableFormat table{};
 };
 
 // Every column, in the order JSON and CSV write them.

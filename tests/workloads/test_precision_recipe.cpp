@@ -139,8 +139,12 @@ TEST(PrecisionRecipe, MegatronFp8IsScopedToTheTransformerLayers) {
       EXPECT_EQ(math, blocks.contains(i) ? Math::fp8 : Math::bf16) << layer.name;
       EXPECT_EQ(cast > 0, blocks.contains(i)) << layer.name;
     }
-    if (layer.type == LayerType::Embedding) EXPECT_EQ(math, Math::bf16) << layer.name;
-    if (layer.type == LayerType::Softmax) EXPECT_EQ(math, Math::fp32) << layer.name;
+    if (layer.type == LayerType::Embedding) {
+      EXPECT_EQ(math, Math::bf16) << layer.name;
+    }
+    if (layer.type == LayerType::Softmax) {
+      EXPECT_EQ(math, Math::fp32) << layer.name;
+    }
   }
   // The 24 layers' projections (4 d^2) and MLP (8 d^2), d = 2048: every cast weight.
   double cast = 0;
