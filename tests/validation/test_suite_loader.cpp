@@ -80,7 +80,8 @@ TEST(SuiteHistory, EveryShippedSuiteRecordsItsFirstLook) {
   EXPECT_DOUBLE_EQ(load_suite("dgx1-mxnet").history.first_look.mape_pct.at("overall"), 52.3);
 }
 
-// A first look naming a table the suite does not have is one line at that line.
+// A first look naming a table the suite does not have, or a development flag without its story,
+// is one line at that line.
 TEST(SuiteHistory, AFirstLookOfAnUnknownTableIsAnErrorAtItsLine) {
   auto files = tiny_suite_files();
   files["suite.yaml"] += "history:\n  first_look: {commit: abc1234, date: 2026-11-29, "
@@ -88,6 +89,12 @@ TEST(SuiteHistory, AFirstLookOfAnUnknownTableIsAnErrorAtItsLine) {
   const std::string error = config_error_of([&] { load_suite(write_suite(files)); });
   EXPECT_THAT(error, HasSubstr("first_look: unknown table 'speedups' (did you mean 'speedup'?)"));
   EXPECT_THAT(error, HasSubstr("suite.yaml:"));
+  // `development: true` says nothing of how the suite was used.
+  auto vague = tiny_suite_files();
+  vague["suite.yaml"] += "history:\n  first_look: {commit: abc1234, date: 2026-11-29, "
+                         "mape_pct: {speedup: 12.0}}\n  development: true\n";
+  EXPECT_THAT(config_error_of([&] { load_suite(write_suite(vague)); }),
+              HasSubstr("development: say how the suite has been used"));
 }
 
 TEST(SuiteLoader, ShipsTheDgx1Study) {

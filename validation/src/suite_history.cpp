@@ -51,6 +51,10 @@ SuiteHistory read_suite_history(const ConfigNode* node, const std::vector<std::s
                                                            "mape_pct: {overall: 12.3}}"),
                                  tables);
   const ConfigNode& development = map.require("development", "false");
+  if (development.is_scalar() && development.value() == "true") {
+    throw ConfigError(development.origin(), "development: say how the suite has been used to "
+                                            "choose between model changes (a sentence), or false");
+  }
   if (development.value() != "false") h.development = read_string(development, "development");
   return h;
 }
