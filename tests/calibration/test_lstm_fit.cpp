@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -49,6 +50,11 @@ const Data& data() {
     return x;
   }();
   return d;
+}
+
+// Each precision DeepBench timed the LSTMs at, with its rows: FP32, and FP16 on Tensor Cores.
+std::array<std::pair<Precision, const std::vector<LstmCall>*>, 2> lstm_rows(const Data& d) {
+  return {std::pair{Precision::fp32, &d.fp32_calls}, std::pair{Precision::tensor, &d.mixed_calls}};
 }
 
 TEST(DeepBenchLstm, ReadsEveryLstmRow) {
@@ -109,8 +115,7 @@ TEST(DeepBenchLstm, HeldOutPerStepPassesStayWithinTheirDocumentedError) {
   const Data& d = data();
   const compute::AnalyticParams a =
       compute::load_analytic_params(compute::shipped_analytic_params_path());
-  for (const auto& [p, calls] :
-       {std::pair{Precision::fp32, &d.fp32_calls}, std::pair{Precision::tensor, &d.mixed_calls}}) {
+  for (const auto& [p, calls] : lstm_rows(d)) {
     const ErrorStats forward = lstm_errors(*calls, d.v100, a, p, true, TrainingPass::forward);
     const ErrorStats backward =
         lstm_errors(*calls, d.v100, a, p, true, TrainingPass::backward_data);
@@ -127,8 +132,7 @@ TEST(DeepBenchLstm, PrintsTheModelsErrorPerPrecisionPassAndHalf) {
   const Data& d = data();
   const compute::AnalyticParams a =
       compute::load_analytic_params(compute::shipped_analytic_params_path());
-  for (const auto& [p, calls] :
-       {std::pair{Precision::fp32, &d.fp32_calls}, std::pair{Precision::tensor, &d.mixed_calls}}) {
+  for (const auto& [p, calls] : lstm_rows(d)) {
     for (bool held : {false, true}) {
       for (int i = 0; i < compute::kTrainingPassCount; ++i) {
         const auto pass = static_cast<TrainingPass>(i);
