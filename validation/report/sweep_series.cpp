@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "validation/report/figure_files.hpp"
-#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::report {
 namespace {
@@ -97,10 +96,7 @@ std::string axis_value(const std::string& axis, const sweep::Run& run) {
   if (axis == "batch") return fmt::format("batch {}", run.config.batch);
   if (axis == "gpus") return fmt::format("{} GPUs", run.config.gpus);
   if (axis == "spatial") return fmt::format("{}-way spatial", run.experiment.spatial);
-  if (axis == "precision") {
-    return run.experiment.precision.empty() ? wl::load_workload(run.config.workload).recipe
-                                            : run.experiment.precision;
-  }
+  if (axis == "precision") return run.precision;
   throw std::logic_error("the sweep figures do not know the axis '" + axis + "'");
 }
 

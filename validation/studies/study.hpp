@@ -27,6 +27,9 @@ struct Run {
   Machine machine;
   sim::Experiment experiment;  // settings (routing, fusion, scaling, images, profile, ...)
   sim::Configuration config;   // workload, comm, batch, GPUs
+  // The precision recipe it trains at: the experiment's, else its workload's own `precision:`
+  // (what rows and figures name; the run's hash reads only the experiment's).
+  std::string precision;
 };
 
 struct Study {

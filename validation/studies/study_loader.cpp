@@ -280,6 +280,7 @@ Study load_study_file(const std::string& path) {
   study.axes = varied_axes(per_run);
   std::set<std::tuple<std::string, int, int>> checked;  // machine label, GPUs, spatial ways
   std::map<std::string, wl::FrameworkConfig> frameworks;
+  std::map<std::string, std::string> own_precision;  // per workload: its file's recipe
   for (const auto& settings : per_run) {
     Run run = base_run;
     for (const Setting& s : settings) s.apply(run);
@@ -294,6 +295,13 @@ Study load_study_file(const std::string& path) {
     if (!run.experiment.precision.empty()) {
       wl::find_precision_recipe(frameworks.at(name).precision_recipes, run.experiment.precision,
                                 name, run.experiment.precision_written_at);
+      run.precision = run.experiment.precision;
+    } else {
+      const std::string& workload = run.config.workload;
+      if (!own_precision.contains(workload)) {
+        own_precision.emplace(workload, wl::load_workload(workload).recipe);
+      }
+      run.precision = own_precision.at(workload);
     }
     // Before anything is simulated: a GPU count the machine cannot hold fails at its line.
     if (checked.insert({run.machine.label, run.config.gpus, run.experiment.spatial}).second) {
@@ -318,6 +326,7 @@ void set_study_precision(Study& study, const std::string& recipe, const Origin& 
     wl::find_precision_recipe(frameworks.at(name).precision_recipes, recipe, name, at);
     run.experiment.precision = recipe;
     run.experiment.precision_written_at = at;
+    run.precision = recipe;
   }
 }
 

@@ -12,7 +12,6 @@
 #include "sim/experiment/result_writer.hpp"
 #include "topologies/core/output_file.hpp"
 #include "validation/studies/run_hash.hpp"
-#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sweep {
 namespace {
@@ -123,7 +122,7 @@ void merge_caches(const std::vector<std::string>& shard_dirs, const std::string&
 
 sim::OutputRow output_row(const SweepRow& row) {
   sim::RunSettings settings = sim::run_settings_of(row.run.experiment);
-  if (settings.precision.empty()) settings.precision = wl::load_workload(row.run.config.workload).recipe;
+  settings.precision = row.run.precision;
   return {&row.result, settings, sim::StudyPlace{row.index, row.hash, row.run.machine.label}};
 }
 
