@@ -8,47 +8,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "topologies/core/csv.hpp"
 #include "topologies/core/error.hpp"
 
 namespace gpuscale::calib {
 namespace {
 
 enum class Section { none, gemm, conv_header, conv, lstm };
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return std::string(s);
-}
-
-// RFC 4180 fields: commas separate, double quotes enclose a field that holds commas.
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        field += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.push_back(trim(field));
-      field.clear();
-    } else {
-      field += ch;
-    }
-  }
-  fields.push_back(trim(field));
-  return fields;
-}
 
 class RowReader {
  public:

@@ -268,6 +268,30 @@ TEST(ValidateCli, LassenEdsrStaysWithinItsBoundsAndShowsItsFirstLook) {
   EXPECT_EQ(j["history"]["development"], false);
 }
 
+// PipeDream's per-layer profiles (validation/pipedream-v100, a layers suite) through the CLI:
+// every model, each row's parts, the V100-PCIe reading beside the headline, and the history of a
+// development suite; --without belongs to study suites. Its data lies in ../shared.
+TEST(ValidateCli, PipeDreamLayersSuiteReportsEveryModelAndItsReading) {
+  if (!std::filesystem::exists(GPUSCALE_SHARED_DATA_DIR "/pipedream-v100/layers.csv"))
+    GTEST_SKIP() << "needs ../shared/data/pipedream-v100 beside the source tree";
+  const auto r = run_command(kGpuscale + " validate --suite pipedream-v100 --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["models"].size(), 5u);
+  const auto& row = j["models"][2]["rows"][1];  // ResNet-50's first batch norm, forward
+  EXPECT_EQ(row["pass"], "forward");
+  EXPECT_NEAR(row["predicted_ms"].get<double>(),
+              row["own_ms"].get<double>() + row["charged_ms"].get<double>() +
+                  row["host_ms"].get<double>(),
+              1e-12);
+  EXPECT_EQ(j["readings"][0]["gpu"], "V100-PCIe");
+  EXPECT_TRUE(j["history"]["development"].is_string());
+  const auto without = run_command(kGpuscale + " validate --suite pipedream-v100 --without host");
+  EXPECT_EQ(without.status, 2);
+  EXPECT_THAT(without.err, HasSubstr("is a layers suite: --plot and --without apply to study "
+                                     "suites only"));
+}
+
 TEST(ValidateCli, TrainSuiteRowThatDisagreesWithItsWorkloadIsAnErrorWithItsLine) {
   const std::string dir = testing::write_suite(
       {{"suite.yaml",

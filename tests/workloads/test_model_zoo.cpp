@@ -92,6 +92,10 @@ const std::map<std::string, Expected>& expected_params() {
       {"transformer-big", {210808832, "MLBench blog 2020-10-02, NLP translation tasks: "
                                       "Transformer 210,808,832"}},
       {"vgg-16", {138357544, "torchvision vgg16 documentation"}},
+      {"alexnet-torchvision", {61100840, "torchvision AlexNet_Weights.IMAGENET1K_V1 documentation"}},
+      {"inception-v3-torchvision",
+       {27161264, "torchvision Inception_V3_Weights.IMAGENET1K_V1 documentation (with the "
+                  "auxiliary classifier)"}},
   };
   return table;
 }

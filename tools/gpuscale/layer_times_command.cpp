@@ -13,15 +13,10 @@
 #include <vector>
 
 #include "sim/compute/compute_model.hpp"
-#include "sim/compute/conv_model.hpp"
-#include "sim/experiment/compute_setup.hpp"
+#include "sim/experiment/layer_times.hpp"
 #include "topologies/core/csv.hpp"
 #include "topologies/core/units.hpp"
-#include "workloads/src/framework.hpp"
-#include "workloads/src/layer_costs.hpp"
 #include "workloads/src/precision_recipe.hpp"
-#include "workloads/src/workload_at_precision.hpp"
-#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::cli {
 namespace {
@@ -29,41 +24,15 @@ namespace {
 using compute::TrainingPass;
 
 struct LayersOptions {
-  std::string model;
+  sim::LayerTimesRequest request;
   std::string format = "table";
-  int batch = 32;
-  std::string framework = "mxnet";
-  std::string gpu = "V100-SXM2";
-  std::string profile;
-  std::string precision;  // empty: the workload's
-  std::vector<std::string> overrides;
 };
 
 constexpr std::array kPasses = {TrainingPass::forward, TrainingPass::backward_data,
                                 TrainingPass::backward_weights};
 
-struct PassTime {
-  TrainingPass pass;
-  compute::PassPlan plan;
-};
-
-struct LayerRow {
-  std::string name;  // Workload::layers[i].name, as the workload file names it
-  std::string type;
-  std::vector<PassTime> passes{};  // the passes the layer has, in kPasses order
-};
-
-struct LayerTimesReport {
-  std::string workload;
-  std::string gpu;
-  std::string framework;
-  std::string model;  // ComputeTimeModel::name(): analytic or which profile
-  std::string precision;  // the recipe's name and what the framework runs for it
-  bool casts = false;     // some pass casts weights (the recipe's extra kernels)
-  int batch = 0;
-  std::vector<LayerRow> layers{};  // every layer but the input
-  std::array<double, compute::kTrainingPassCount> total_us{};  // indexed by TrainingPass
-};
+using sim::LayerTimes;
+using sim::LayerTimesReport;
 
 double micros(Seconds t) { return t.value * 1e6; }
 
@@ -71,88 +40,42 @@ double total_of(const LayerTimesReport& r, TrainingPass pass) {
   return r.total_us[static_cast<size_t>(pass)];
 }
 
-// Forward for every layer; a backward pass only where a gradient flows through the layer
-// (wl::LayerCost::has_backward_*): the model gives a pass the layer lacks 0 s, which a user
-// comparing with a profiler must not mistake for a kernel that takes no time.
-std::vector<TrainingPass> passes_of(const wl::LayerCost& cost) {
-  std::vector<TrainingPass> passes = {TrainingPass::forward};
-  if (cost.has_backward_data) passes.push_back(TrainingPass::backward_data);
-  if (cost.has_backward_weights) passes.push_back(TrainingPass::backward_weights);
-  return passes;
-}
-
-LayerTimesReport layer_times_of(const LayersOptions& o) {
-  const wl::Workload w =
-      wl::load_workload_at(o.model, o.precision, Origin{"--precision", 0}, o.overrides);
-  const wl::WorkloadCosts costs = wl::compute_costs(w);
-  const wl::FrameworkConfig framework = wl::load_framework(o.framework, Origin{"--framework", 0});
-  const compute::GpuSpec gpu = compute::load_gpu_spec(o.gpu, Origin{"--gpu", 0});
-  const auto model = sim::compute_model_of(w, costs, framework, gpu, o.profile);
-  const wl::PrecisionRecipe& recipe = framework.precision_of(w);
-  LayerTimesReport report{.workload = w.name,
-                          .gpu = o.gpu,
-                          .framework = framework.name,
-                          .model = model->name(),
-                          .precision = fmt::format("{} ({})", recipe.name, recipe.runs_as),
-                          .batch = o.batch};
-  for (size_t i = 0; i < w.layers.size(); ++i) {
-    const wl::Layer& layer = w.layers[i];
-    if (layer.type == wl::LayerType::Input) continue;  // the batch itself: no kernel runs
-    LayerRow row{.name = layer.name, .type = wl::to_string(layer.type)};
-    for (TrainingPass pass : passes_of(costs.layers[i])) {
-      const compute::PassPlan plan = model->pass_plan(static_cast<int>(i), pass, o.batch);
-      report.total_us[static_cast<size_t>(pass)] += micros(plan.time);
-      report.casts = report.casts || plan.cast_time.value > 0;
-      row.passes.push_back({pass, plan});
-    }
-    report.layers.push_back(std::move(row));
-  }
-  return report;
-}
-
-const compute::PassPlan* plan_of(const LayerRow& row, TrainingPass pass) {
-  for (const PassTime& p : row.passes) {
-    if (p.pass == pass) return &p.plan;
-  }
-  return nullptr;
-}
-
 // A convolution pass is the one whose plan names an algorithm (compute::PassPlan).
 bool is_conv(const compute::PassPlan& plan) { return !plan.algorithm.empty(); }
 
 // "winograd/-/implicit_gemm": each pass's algorithm, "-" for a pass the layer lacks; empty for a
 // layer that runs no convolution.
-std::string algorithms_of(const LayerRow& row) {
+std::string algorithms_of(const LayerTimes& row) {
   if (std::none_of(row.passes.begin(), row.passes.end(),
-                   [](const PassTime& p) { return is_conv(p.plan); })) {
+                   [](const sim::LayerPassTime& p) { return is_conv(p.plan); })) {
     return "";
   }
   std::string out;
   for (TrainingPass pass : kPasses) {
-    const compute::PassPlan* plan = plan_of(row, pass);
+    const compute::PassPlan* plan = row.plan_of(pass);
     if (pass != kPasses.front()) out += "/";
     out += plan ? plan->algorithm : "-";
   }
   return out;
 }
 
-std::string time_cell(const LayerRow& row, TrainingPass pass) {
-  const compute::PassPlan* plan = plan_of(row, pass);
+std::string time_cell(const LayerTimes& row, TrainingPass pass) {
+  const compute::PassPlan* plan = row.plan_of(pass);
   return plan ? fmt::format("{:.1f}", micros(plan->time)) : "-";
 }
 
 // The arithmetic every pass of the layer runs at (one per layer: a recipe gives a layer one).
-std::string precision_cell(const LayerRow& row) {
+std::string precision_cell(const LayerTimes& row) {
   return compute::to_string(row.passes.front().plan.precision);
 }
 
 // "12.3/0.0/4.5": the recipe's casts in forward, backward-data and backward-weights, µs (a pass
 // the layer lacks: 0); "-" for none.
-std::string cast_cell(const LayerRow& row) {
+std::string cast_cell(const LayerTimes& row) {
   double total = 0;
   std::array<double, compute::kTrainingPassCount> casts{};
   for (int p = 0; p < compute::kTrainingPassCount; ++p) {
-    const compute::PassPlan* plan = plan_of(row, static_cast<TrainingPass>(p));
+    const compute::PassPlan* plan = row.plan_of(static_cast<TrainingPass>(p));
     casts[static_cast<size_t>(p)] = plan ? micros(plan->cast_time) : 0.0;
     total += casts[static_cast<size_t>(p)];
   }
@@ -166,12 +89,12 @@ std::string layer_times_table(const LayerTimesReport& r) {
                                 r.workload, r.batch, r.framework, r.model, r.precision,
                                 r.casts ? " (weight casts included, also shown apart)" : "");
   size_t name_width = std::string("layer").size();
-  for (const LayerRow& row : r.layers) name_width = std::max(name_width, row.name.size());
+  for (const LayerTimes& row : r.layers) name_width = std::max(name_width, row.name.size());
   const std::string casts_header = r.casts ? fmt::format(" {:>15}", "casts f/bd/bw") : "";
   out += fmt::format("{:<{}} {:<13} {:<9} {:>11} {:>11} {:>11}{}  {}\n", "layer", name_width,
                      "type", "precision", "forward", "bwd-data", "bwd-weights", casts_header,
                      "algorithm fwd/bwd-data/bwd-weights");
-  for (const LayerRow& row : r.layers) {
+  for (const LayerTimes& row : r.layers) {
     out += fmt::format("{:<{}} {:<13} {:<9} {:>11} {:>11} {:>11}", row.name, name_width, row.type,
                        precision_cell(row), time_cell(row, TrainingPass::forward),
                        time_cell(row, TrainingPass::backward_data),
@@ -195,8 +118,8 @@ std::string layer_times_table(const LayerTimesReport& r) {
 // workspace empty.
 std::string layer_times_csv(const LayerTimesReport& r) {
   std::string out = "layer,type,pass,precision,time_us,cast_us,algorithm,workspace_bytes\n";
-  for (const LayerRow& row : r.layers) {
-    for (const PassTime& p : row.passes) {
+  for (const LayerTimes& row : r.layers) {
+    for (const sim::LayerPassTime& p : row.passes) {
       out += csv_record({row.name, row.type, to_string(p.pass),
                          compute::to_string(p.plan.precision),
                          fmt::format("{:.9g}", micros(p.plan.time)),
@@ -223,9 +146,9 @@ nlohmann::ordered_json pass_json(const compute::PassPlan& plan) {
 
 nlohmann::ordered_json layer_times_json(const LayerTimesReport& r) {
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-  for (const LayerRow& row : r.layers) {
+  for (const LayerTimes& row : r.layers) {
     nlohmann::ordered_json passes = nlohmann::ordered_json::object();
-    for (const PassTime& p : row.passes) passes[to_string(p.pass)] = pass_json(p.plan);
+    for (const sim::LayerPassTime& p : row.passes) passes[to_string(p.pass)] = pass_json(p.plan);
     layers.push_back({{"name", row.name}, {"type", row.type}, {"passes", std::move(passes)}});
   }
   nlohmann::ordered_json totals = nlohmann::ordered_json::object();
@@ -237,7 +160,7 @@ nlohmann::ordered_json layer_times_json(const LayerTimesReport& r) {
 }
 
 void show_layer_times(const LayersOptions& o) {
-  const LayerTimesReport report = layer_times_of(o);
+  const LayerTimesReport report = sim::layer_times_of(o.request);
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
   if (o.format == "json") {
@@ -256,25 +179,25 @@ void add_layer_times_command(CLI::App& workload) {
   auto o = std::make_shared<LayersOptions>();
   auto* cmd = workload.add_subcommand(
       "layers", "Predicted GPU time of each pass of each layer, with the convolution algorithms");
-  cmd->add_option("model", o->model, "A shipped model name or a .yaml file")->required();
-  cmd->add_option("--batch", o->batch, "Samples per GPU per iteration")
+  cmd->add_option("model", o->request.model, "A shipped model name or a .yaml file")->required();
+  cmd->add_option("--batch", o->request.batch, "Samples per GPU per iteration")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  cmd->add_option("--gpu", o->gpu, "GPU model whose kernel times to predict")
+  cmd->add_option("--gpu", o->request.gpu, "GPU model whose kernel times to predict")
       ->capture_default_str();
-  cmd->add_option("--framework", o->framework,
+  cmd->add_option("--framework", o->request.framework,
                   "Framework constants (workloads/frameworks): its cuDNN autotuning and "
                   "workspace limit pick the convolution algorithms")
       ->capture_default_str();
-  cmd->add_option("--profile", o->profile, "Measured per-layer times (docs/compute-model.md)");
-  cmd->add_option("--precision", o->precision, "Precision recipe, as the framework runs it: fp32, "
+  cmd->add_option("--profile", o->request.profile, "Measured per-layer times (docs/compute-model.md)");
+  cmd->add_option("--precision", o->request.precision, "Precision recipe, as the framework runs it: fp32, "
                                                "tf32, amp, fp16, bf16 or fp8 (default: the "
                                                "workload's)")
       ->check(CLI::IsMember(wl::precision_recipe_names()));
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
-  cmd->add_option("--set", o->overrides,
+  cmd->add_option("--set", o->request.overrides,
                   "Override a value of the file: KEY.PATH=VALUE (e.g. args.doublings=1)")
       ->allow_extra_args(false);
   cmd->callback([o] { show_layer_times(*o); });

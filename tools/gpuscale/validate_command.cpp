@@ -10,6 +10,7 @@
 #include "tools/gpuscale/result_text.hpp"
 #include "topologies/core/error.hpp"
 #include "validation/src/comparison.hpp"
+#include "validation/src/layers_suite.hpp"
 #include "validation/src/predictions.hpp"
 #include "validation/src/report.hpp"
 #include "validation/src/svg_plots.hpp"
@@ -43,14 +44,19 @@ std::pair<validation::Metrics, validation::Comparison> compared(
   return {std::move(metrics), std::move(comparison)};
 }
 
+// --plot and --without: figures and mechanisms of runs, which only a study suite simulates.
+void refuse_run_options(const ValidateOptions& o, std::string_view kind) {
+  if (!o.plot_dir.empty() || !o.without.empty()) {
+    throw ConfigError(Origin{"--suite"}, fmt::format("suite '{}' is a {} suite: --plot and "
+                                                     "--without apply to study suites only",
+                                                     o.suite, kind));
+  }
+}
+
 // A `kind: train` suite (validation/src/train_suite.hpp): Megatron-LM layouts, one `gpuscale
 // train` job per point. Figures and --without belong to study suites.
 void validate_train(const ValidateOptions& o) {
-  if (!o.plot_dir.empty() || !o.without.empty()) {
-    throw ConfigError(Origin{"--suite"}, fmt::format("suite '{}' is a train suite: --plot and "
-                                                     "--without apply to study suites only",
-                                                     o.suite));
-  }
+  refuse_run_options(o, "train");
   const validation::TrainSuite suite = validation::load_train_suite(o.suite);
   const validation::TrainComparison c =
       validation::compare_train_suite(suite, [](int done, int total) {
@@ -63,10 +69,27 @@ void validate_train(const ValidateOptions& o) {
   std::cout << out;
 }
 
+// A `kind: layers` suite (validation/src/layers_suite.hpp): a profiler's per-layer times against
+// `workload layers`, on the suite's GPU and on each alternative reading's.
+void validate_layers(const ValidateOptions& o) {
+  refuse_run_options(o, "layers");
+  const validation::LayersSuite suite = validation::load_layers_suite(o.suite);
+  const validation::LayersComparison c = validation::compare_layers_suite(suite);
+  std::vector<validation::LayersComparison> readings;
+  for (const validation::LayersReading& reading : suite.readings)
+    readings.push_back(validation::compare_layers_suite(suite, reading.gpu));
+  // Rendered whole before printing: an error never leaves half an output behind.
+  const std::string out = o.format == "json"
+                              ? validation::layers_comparison_json(suite, c, readings)
+                              : validation::layers_comparison_table(suite, c, readings);
+  std::cout << out;
+}
+
 void validate(const ValidateOptions& o) {
-  if (validation::is_train_suite(o.suite)) {
-    validate_train(o);
-    return;
+  switch (validation::suite_kind(o.suite)) {
+    case validation::SuiteKind::train: validate_train(o); return;
+    case validation::SuiteKind::layers: validate_layers(o); return;
+    case validation::SuiteKind::study: break;
   }
   const validation::Suite suite = validation::load_suite(o.suite);
   const wl::FrameworkConfig framework = wl::load_framework(suite.setup.framework);

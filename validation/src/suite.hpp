@@ -200,6 +200,11 @@ const ShippedFolder& shipped_suites();
 // throws ConfigError for an unknown name or a missing file.
 std::string suite_yaml(const std::string& name_or_path);
 
+// What a suite's points are, as its suite.yaml's `kind:` says: runs of `gpuscale run` (no kind),
+// `gpuscale train` layouts (train_suite.hpp) or a profiler's layer times (layers_suite.hpp).
+enum class SuiteKind { study, train, layers };
+SuiteKind suite_kind(const std::string& name_or_path);
+
 // `name_or_path`: a shipped suite name, a suite folder or its suite.yaml. Throws ConfigError with
 // the file and line for unknown keys, malformed values and names the suite does not define.
 Suite load_suite(const std::string& name_or_path);

@@ -433,6 +433,14 @@ const char* to_string(Metric metric) {
 
 std::string suite_yaml(const std::string& name_or_path) { return suite_file(name_or_path); }
 
+SuiteKind suite_kind(const std::string& name_or_path) {
+  const ConfigNode doc = ConfigNode::load_file(suite_file(name_or_path));
+  const ConfigNode* kind = doc.is_map() ? doc.find("kind") : nullptr;
+  if (kind == nullptr) return SuiteKind::study;
+  const std::string name = read_one_of(*kind, "kind", {"train", "layers"});
+  return name == "train" ? SuiteKind::train : SuiteKind::layers;
+}
+
 const ShippedFolder& shipped_suites() {
   static const ShippedFolder folder("validation suite", "GPUSCALE_VALIDATION_DIR", "validation");
   return folder;
@@ -503,7 +511,7 @@ Suite load_suite(const std::string& name_or_path) {
   if (const ConfigNode* kind = root.is_map() ? root.find("kind") : nullptr) {
     throw ConfigError(kind->origin(), "a suite of kind '" + kind->value() +
                                           "' is not a study suite (train_suite.hpp loads "
-                                          "`kind: train`)");
+                                          "`kind: train`, layers_suite.hpp `kind: layers`)");
   }
   const MapReader map(root, "validation suite", kSuiteKeys);
   Suite suite;

@@ -196,12 +196,6 @@ const char* to_string(TrainMetric metric) {
   throw std::logic_error("validation: unknown train metric");
 }
 
-bool is_train_suite(const std::string& name_or_path) {
-  const ConfigNode doc = ConfigNode::load_file(suite_yaml(name_or_path));
-  const ConfigNode* kind = doc.is_map() ? doc.find("kind") : nullptr;
-  return kind != nullptr && kind->is_scalar() && kind->value() == "train";
-}
-
 TrainSuite load_train_suite(const std::string& name_or_path) {
   const std::string path = suite_yaml(name_or_path);
   const ConfigNode doc = ConfigNode::load_file(path);

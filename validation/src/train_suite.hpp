@@ -61,10 +61,6 @@ struct TrainSuite {
   SuiteHistory history;  // its first look and whether it is a development suite
 };
 
-// Whether `name_or_path` (as load_suite takes it) names a suite whose suite.yaml says
-// `kind: train`. Throws load_suite's errors for an unknown name.
-bool is_train_suite(const std::string& name_or_path);
-
 // Throws ConfigError with file and line for unknown keys, bad values, a layout that gpuscale
 // train would refuse, and a row whose printed dimensions disagree with its workload.
 TrainSuite load_train_suite(const std::string& name_or_path);
