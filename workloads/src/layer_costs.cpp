@@ -37,6 +37,14 @@ ElementwiseOps elementwise_ops(const Layer& layer) {
   }
 }
 
+// Layers whose backward reads a tensor forward kept, besides the output gradient: dX = dY f'(Y)
+// (PyTorch's derivatives.yaml: relu's threshold_backward(grad, result), tanh_backward(grad,
+// result), _softmax_backward_data(grad, output), dropout's grad * mask).
+bool reads_kept_tensor_backward(LayerType type) {
+  return type == LayerType::Relu || type == LayerType::Tanh || type == LayerType::Softmax ||
+         type == LayerType::Dropout;
+}
+
 void add_tensor(WorkloadCosts& costs, const Layer& layer, int index, const std::string& suffix,
                 long elements) {
   costs.tensors.push_back({layer.name + "." + suffix, index, elements});
@@ -288,6 +296,18 @@ WorkloadCosts compute_costs(const Workload& w) {
       if (c.has_backward_data || c.has_backward_weights) bwd += out_elements;
       if (c.has_backward_data) bwd += in_elements;
       if (c.has_backward_weights) bwd += in_elements;
+      // An element-wise layer's input gradient is dY f'(.) of what forward kept: ReLU's and
+      // tanh's output, softmax's output, dropout's mask, read beside dY.
+      if (c.has_backward_data && reads_kept_tensor_backward(layer.type)) bwd += out_elements;
+      if (layer.type == LayerType::BatchNorm) {
+        // Batch norm reduces over the batch and the map, far more than any cache holds, before
+        // it can use the result: forward reads its input for the statistics, then again to
+        // normalise it; backward reduces dY and dY (X - mean), then reads both again to write
+        // dX (PyTorch's batch_norm_collect_statistics_kernel and _transform_input_kernel;
+        // batch_norm_backward_kernel, aten/src/ATen/native/cuda/Normalization.cuh).
+        c.fwd_activation_bytes += in_elements * element_bytes;
+        if (c.has_backward_data) bwd += in_elements + out_elements;
+      }
       c.bwd_activation_bytes = bwd * element_bytes;
     }
     // The output, and a dropout's mask beside it. Whether a ReLU works in place (keeping nothing

@@ -176,13 +176,16 @@ TEST(LayersToKernels, FullyConnectedIsAGemmOfBatchByOutputsByInputs) {
 TEST(LayersToKernels, ReluIsMemoryBoundOnItsTensors) {
   const Fixture f("resnet-50");
   const int batch = 32;
-  // relu1 on 64x112x112: forward reads x and writes y; backward reads dy and writes dx.
-  const double bytes = 2.0 * batch * 64 * 112 * 112 * 4;
-  const double expected = bytes / (900e9 * 0.867 * f.params.memory(KernelClass::elementwise)) +
-                          f.params.launch_overhead.value + f.params.framework_overhead.value;
+  // relu1 on 64x112x112: forward reads x and writes y; backward reads dy and the y it kept
+  // (dx = dy [y > 0]) and writes dx.
+  const double tensor = 1.0 * batch * 64 * 112 * 112 * 4;
+  auto time_of = [&](double bytes) {
+    return bytes / (900e9 * 0.867 * f.params.memory(KernelClass::elementwise)) +
+           f.params.launch_overhead.value + f.params.framework_overhead.value;
+  };
   const LayerTimes t = f.model->layer_times(f.index("relu1"), batch);
-  EXPECT_NEAR(t.forward.value, expected, 1e-12);
-  EXPECT_NEAR(t.backward_data.value, expected, 1e-12);
+  EXPECT_NEAR(t.forward.value, time_of(2 * tensor), 1e-12);
+  EXPECT_NEAR(t.backward_data.value, time_of(3 * tensor), 1e-12);
   EXPECT_EQ(t.backward_weights.value, 0);
 }
 
@@ -193,6 +196,11 @@ TEST(LayersToKernels, BatchNormSplitsItsBackwardBytesBetweenItsTwoPasses) {
   const LayerTimes t = f.model->layer_times(i, batch);
   const double overheads = f.params.launch_overhead.value + f.params.framework_overhead.value;
   const double bw = f.gpu.copy_bandwidth().value * f.params.memory(KernelClass::elementwise);
+  // The statistics reduce over the batch and the map before anything is normalised: forward
+  // reads x twice and writes y; backward reads dy and x for its reductions, again to write dx.
+  const double tensor = batch * 64.0 * 112 * 112 * 4;
+  EXPECT_DOUBLE_EQ(c.fwd_bytes(batch), 3 * tensor + c.param_bytes);
+  EXPECT_DOUBLE_EQ(c.bwd_bytes(batch), 5 * tensor + 2 * c.param_bytes);
   EXPECT_NEAR(t.forward.value, c.fwd_bytes(batch) / bw + overheads, 1e-12);
   EXPECT_NEAR(t.backward_data.value + t.backward_weights.value,
               c.bwd_bytes(batch) / bw + 2 * overheads, 1e-12);
