@@ -6,8 +6,23 @@
 // and a gradient ready while nothing runs goes at once. A buffer of more than one tensor is copied
 // in and out tensor by tensor (horovod/common/ops/collective_operations.cc:37-67), a lone tensor
 // is reduced in place (ops/nccl_operations.cc:109-158).
+//
+// Coordination (`--without coordination` leaves it out). Before a cycle's allreduces the ranks
+// agree on which tensors all of them have ready. With the response cache on (the default,
+// capacity 1024: common/global_state.h:88) and every tensor cached, as from the second
+// iteration, that is one MPI_Allreduce(MPI_BAND) of a bit vector, one bit per cache entry and
+// 3 status bits in 64-bit words (common/response_cache.cc:339-465, mpi/mpi_controller.cc:87-95):
+// 136 bytes for 1024 entries. MVAPICH2 reduces so small a message by recursive doubling over the
+// nodes (allreduce_osu.c:2410-2416 at 2.3); it runs here as recursive doubling's messages over the
+// ranks' routes, the AND of each step on the host costing nothing.
+// Not modelled: the first iteration's path through rank 0 (MPI_Gather of every rank's requests,
+// MPI_Bcast of the responses), which a cache miss takes, nor more than 1024 tensors, which evict
+// each other every cycle (docs/scale-mechanisms.md §1).
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "sim/collectives/registry.hpp"
 #include "sim/exchange/allreduce_method.hpp"
 #include "sim/exchange/methods.hpp"
 
@@ -51,14 +66,46 @@ class HorovodFusionBuild : public AllreduceBuild {
   }
 
   void on_tick() {
-    launch_fused();
-    if (launched_ < static_cast<int>(latches_.size())) schedule_tick();
+    if (!queue_.empty() && g_.setup().mechanisms.coordination) {
+      // The cycle takes what is queued, then negotiates it before any allreduce starts.
+      std::vector<int> ready;
+      ready.swap(queue_);
+      taken_ += static_cast<int>(ready.size());
+      const NodeId agreed = g_.append_schedule(negotiation(), g_.join({}));
+      g_.dag().on_done(agreed, [this, ready](double) mutable { launch(std::move(ready)); });
+    } else {
+      launch_fused();
+    }
+    if (taken_ < static_cast<int>(latches_.size())) schedule_tick();
+  }
+
+  // The negotiation as MPI runs it on the host: recursive doubling's messages over the ranks'
+  // routes, each step's AND of a few words on the CPU taking no measurable time (no GPU kernel).
+  coll::Schedule negotiation() const {
+    coll::Schedule s = g_.schedule_for("recursive_doubling", cache_bits_bytes(), 0);
+    for (coll::Op& op : s.ops) {
+      if (op.kind == coll::Op::Kind::Reduce) op = {.kind = coll::Op::Kind::Delay, .deps = op.deps};
+    }
+    return s;
+  }
+
+  // The response cache's bit vector: one bit per cached tensor (every gradient tensor of the
+  // model, up to the capacity) and 3 status bits, in 64-bit words.
+  double cache_bits_bytes() const {
+    constexpr int kCacheCapacity = 1024, kStatusBits = 3, kWordBits = 64;
+    const int entries = std::min(static_cast<int>(g_.tensor_bytes().size()), kCacheCapacity);
+    return 8.0 * ((entries + kStatusBits + kWordBits - 1) / kWordBits);
   }
 
   // The queued gradients, in ready order, packed into buffers and allreduced one after another.
   void launch_fused() {
     std::vector<int> ready;
     ready.swap(queue_);
+    taken_ += static_cast<int>(ready.size());
+    launch(std::move(ready));
+  }
+
+  void launch(std::vector<int> ready) {
     auto bytes_of = [this](int index) {
       return g_.tensor_bytes()[static_cast<size_t>(tensor_[static_cast<size_t>(index)])];
     };
@@ -79,7 +126,6 @@ class HorovodFusionBuild : public AllreduceBuild {
         const NodeId latch = latches_[static_cast<size_t>(index)];
         g_.dag().on_done(last_on_stream_, [this, latch](double) { g_.dag().release(latch); });
       }
-      launched_ += static_cast<int>(buffer.size());
     }
     if (ready.empty() || on_a_cycle()) return;
     busy_ = true;
@@ -94,7 +140,7 @@ class HorovodFusionBuild : public AllreduceBuild {
   std::vector<int> tensor_;      // [index]: the tensor
   std::vector<int> queue_;       // indices ready, not yet launched
   bool busy_ = false;            // a fused allreduce runs (cycle 0 only)
-  int launched_ = 0;
+  int taken_ = 0;                // indices taken from the queue: negotiated or launched
 };
 
 class HorovodFusion : public AllreduceMethod {
@@ -112,6 +158,15 @@ class HorovodFusion : public AllreduceMethod {
 
   std::unique_ptr<GradientExchangeBuild> build(ReplayGraph& graph) const override {
     return std::make_unique<HorovodFusionBuild>(graph, settings(), updates_after_every_exchange());
+  }
+
+  // The negotiation's messages travel between the ranks too (HorovodFusionBuild::negotiation).
+  std::vector<coll::Schedule> routed_schedules(ReplayGraph& graph) const override {
+    std::vector<coll::Schedule> schedules = AllreduceMethod::routed_schedules(graph);
+    if (graph.setup().mechanisms.coordination) {
+      schedules.push_back(coll::build_schedule("recursive_doubling", graph.request_for(8, 0)));
+    }
+    return schedules;
   }
 
  protected:

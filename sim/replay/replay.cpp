@@ -138,7 +138,8 @@ class Replay {
 }  // namespace
 
 const std::vector<std::string>& mechanism_names() {
-  static const std::vector<std::string> names{"engine", "host", "input", "setup"};
+  static const std::vector<std::string> names{"engine", "host", "input", "setup",
+                                              "coordination"};
   return names;
 }
 
@@ -153,6 +154,8 @@ Mechanisms mechanisms_without(const std::vector<std::string>& names) {
       m.input = false;
     } else if (name == "setup") {
       m.setup = false;
+    } else if (name == "coordination") {
+      m.coordination = false;
     } else {
       throw ConfigError({"--without"}, unknown_name_message("mechanism", name, mechanism_names()));
     }

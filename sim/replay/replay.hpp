@@ -54,13 +54,16 @@ inline bool evaluated_from_link_loads(const coll::Schedule& schedule, int ranks)
   return schedule.lock_step && ranks > kFullComputeUpToGpus;
 }
 
-// The host-side mechanisms a replay simulates; each can be switched off (`gpuscale run
-// --without engine,host,input`) to show what it costs.
+// The mechanisms a replay simulates beyond kernels and transfers; each can be switched off
+// (`gpuscale run --without engine,host,input`) to show what it costs.
 struct Mechanisms {
   bool engine = true;  // engine operations: their own cost, kernel launches, per-op syncs, pools
   bool host = true;    // the Python thread: per-GPU and per-key work, the metric syncs
   bool input = true;   // the input pipeline: decode threads, prefetch, host-to-device copies
   bool setup = true;   // per-run costs before the first iteration (run_setup.hpp)
+  // Horovod's negotiation of ready tensors, every cycle before its allreduces
+  // (sim/exchange/horovod_fusion.cpp)
+  bool coordination = true;
 };
 // The names `--without` takes.
 const std::vector<std::string>& mechanism_names();

@@ -91,7 +91,8 @@ TEST(ShippedMachines, EveryMachineLoadsValidatesAndRoutesInEveryMode) {
   for (const char* expected :
        {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m", "dss8440", "r740", "t640",
         "r940xa", "precision-5820", "sierra-node", "lassen", "dgx-h200", "dgx-h200-superpod",
-        "dgx-2", "dgx-a100", "dgx-h100", "dgx-h100-superpod", "dgx-a100-80gb", "dgx-a100-superpod"}) {
+        "dgx-2", "dgx-a100", "dgx-h100", "dgx-h100-superpod", "dgx-a100-80gb", "dgx-a100-superpod",
+        "precision-5820-pcie", "r940xa-32gb"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));
   }
   for (const auto& name : names) {
@@ -204,7 +205,8 @@ TEST(ShippedMachines, DellCpuAttachedMachinesRouteCrossSocketPairsThroughTheCpus
   };
   for (const Expected& m : {Expected{"r740", 3, 2, {0, 1, 1}, 16},
                             Expected{"t640", 4, 2, {0, 0, 1, 1}, 32},
-                            Expected{"r940xa", 4, 4, {0, 1, 2, 3}, 16}}) {
+                            Expected{"r940xa", 4, 4, {0, 1, 2, 3}, 16},
+                            Expected{"r940xa-32gb", 4, 4, {0, 1, 2, 3}, 32}}) {
     SCOPED_TRACE(m.name);
     const Topology t = load(m.name);
     ASSERT_EQ(t.gpus().size(), static_cast<size_t>(m.gpus));
@@ -277,6 +279,31 @@ TEST(ShippedMachines, Precision5820PairsTwoGv100sByFourNvlinks) {
   const RingSet rings = find_rings(t);
   EXPECT_TRUE(rings.over_nvlink);
   EXPECT_EQ(rings.rings.size(), 4u);  // one ring per lane (docs/topology-schema.md#rings)
+}
+
+// The same workstation without its NVLink bridges (Dell's MLPerf slides compare the two): the
+// pair peers over PCIe through the one CPU's root complex, whatever the routing mode.
+TEST(ShippedMachines, Precision5820PcieIsThe5820WithoutItsNvlinkBridges) {
+  const Topology with = load("precision-5820");
+  const Topology t = load("precision-5820-pcie");
+  ASSERT_EQ(t.gpus().size(), 2u);
+  EXPECT_EQ(count_of(t, DeviceKind::Cpu), 1);
+  for (const Link& l : t.links()) EXPECT_NE(l.kind, LinkKind::NvLink);
+  EXPECT_EQ(t.links().size(), with.links().size() - 1);
+  const int a = t.gpus()[0], b = t.gpus()[1];
+  for (int g : t.gpus()) {
+    EXPECT_EQ(t.devices()[g].model, "Quadro-GV100");
+    EXPECT_DOUBLE_EQ(t.devices()[g].memory->value, 32e9);
+  }
+  EXPECT_EQ(t.default_routing(), RoutingMode::Direct);
+  for (RoutingMode mode : {RoutingMode::Direct, RoutingMode::HostStaged}) {
+    const Route r = Router(t, mode).route(a, b);
+    EXPECT_EQ(r.kind, RouteKind::P2p);
+    EXPECT_EQ(r.devices(), (std::vector<int>{a, socket_of(t, a), b}));
+  }
+  const RingSet rings = find_rings(t);
+  EXPECT_FALSE(rings.over_nvlink);
+  EXPECT_EQ(rings.rings.size(), 1u);
 }
 
 TEST(ShippedMachines, SierraNodeHasTwoNvlinkIslandsOfThreeBricks) {

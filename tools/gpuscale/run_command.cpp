@@ -392,7 +392,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(wl::precision_recipe_names()));
   cmd->add_option("--without", e.without, "Mechanisms left out, comma-separated: engine (engine "
                                           "ops, launches, syncs), host (the Python thread), "
-                                          "input (the input pipeline), setup (per-run costs)")
+                                          "input (the input pipeline), setup (per-run costs), "
+                                          "coordination (Horovod's negotiation each cycle)")
       ->delimiter(',')
       ->check(CLI::IsMember(sim::mechanism_names()));
   cmd->add_option("--profile", e.profile, "Measured per-layer times (docs/compute-model.md)");
