@@ -137,8 +137,10 @@ class AnalyticModel final : public ComputeTimeModel {
     const Precision precision = precisions_[index];
     PassPlan out;
     out.precision = precision;
-    double total = params_.framework_overhead.value;
     const auto kernels = kernels_of(plan, pass, batch, precision);  // outlives the loop
+    // No kernel, no operator: a gradient handed on as it is costs nothing.
+    if (kernels.kernels().empty()) return out;
+    double total = params_.framework_overhead.value;
     for (const KernelWork& k : kernels.kernels()) {
       if (k.kind != conv_kernel_class(pass)) {  // a GEMM or a streaming kernel (a conv's bias)
         total += analytic_kernel_time(gpu_, params_, k, precision).value;

@@ -313,8 +313,11 @@ PassKernels kernels_of(const LayerPlan& plan, TrainingPass pass, int batch, Prec
       return out;
     case LayerPlan::Mapping::elementwise: {
       const int p = static_cast<int>(pass);
-      out.work.push_back({KernelClass::elementwise, n * plan.flops_per_sample[p],
-                          n * plan.bytes_per_sample[p] + plan.bytes_per_batch[p]});
+      const KernelWork work{KernelClass::elementwise, n * plan.flops_per_sample[p],
+                            n * plan.bytes_per_sample[p] + plan.bytes_per_batch[p]};
+      // A pass that moves and computes nothing (a residual sum's backward hands its gradient
+      // on) launches no kernel.
+      if (work.flops > 0 || work.bytes > 0) out.work.push_back(work);
       return out;
     }
     case LayerPlan::Mapping::conv: {

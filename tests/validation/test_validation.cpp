@@ -255,14 +255,16 @@ TEST(ValidateCli, MegatronH100MapeStaysWithinItsBound) {
 // The EDSR-on-Lassen suite (validation/lassen-edsr), held out: its first look on 2026-11-29 was
 // speedup 26.9%, throughput 409.0%, single-v100 151.4% (the model's EDSR runs 4x faster than the
 // measured one on one V100, and scales at 98% to 512 GPUs against 64%: docs/validation.md). The
-// bounds are those plus 2 points, rounded up: regression guards, not accuracy claims.
+// bounds are those plus 2 points, rounded up: regression guards, not accuracy claims. Two sourced
+// changes moved single-v100 since, applied whatever they did: batch norm's and element-wise
+// backward traffic (153.9) and gradients summed where branches fork (154.0); its bound follows.
 TEST(ValidateCli, LassenEdsrStaysWithinItsBoundsAndShowsItsFirstLook) {
   const auto r = run_command(kGpuscale + " validate --suite lassen-edsr --format json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["points"].size(), 59u);
   const std::map<std::string, double> bounds = {
-      {"speedup", 29}, {"throughput", 412}, {"single-v100", 154}};
+      {"speedup", 29}, {"throughput", 412}, {"single-v100", 156}};
   for (const auto& [table, bound] : bounds) {
     EXPECT_LE(j["mape_pct"][table].get<double>(), bound) << table;
   }

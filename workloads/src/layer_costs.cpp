@@ -232,6 +232,10 @@ WorkloadCosts compute_costs(const Workload& w) {
   costs.layers.resize(w.layers.size());
   const double element_bytes = bytes_per_element(w.precision);
   std::vector<bool> params_upstream(w.layers.size(), false);  // some ancestor has parameters
+  std::vector<int> consumers(w.layers.size(), 0);             // layers that read each output
+  for (const Layer& layer : w.layers) {
+    for (int input : layer.inputs) ++consumers[static_cast<size_t>(input)];
+  }
 
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const Layer& layer = w.layers[i];
@@ -308,7 +312,22 @@ WorkloadCosts compute_costs(const Workload& w) {
         c.fwd_activation_bytes += in_elements * element_bytes;
         if (c.has_backward_data) bwd += in_elements + out_elements;
       }
+      // A residual sum passes its output gradient on to both inputs unchanged: no kernel
+      // (PyTorch's AddBackward returns it twice). The two gradients meet where the branches
+      // fork, below. [?] MXNet 1.1's _backward_add may write its outputs in place of its input
+      // (FInplaceOption {0,0},{0,1}, elemwise_binary_op_basic.cc:49-57 at 1.1.0); where its
+      // planner cannot put both there, a copy runs that is not counted.
+      if (layer.type == LayerType::Add) bwd = 0;
       c.bwd_activation_bytes = bwd * element_bytes;
+    }
+    // Where k layers read this output, their k gradients are summed before its own backward:
+    // k - 1 sums of two, each reading two tensors and writing one (PyTorch's autograd
+    // InputBuffer::accumulate; MXNet 1.1's chain of _grad_add below MXNET_EXEC_INPLACE_GRAD_SUM_CAP,
+    // 8 by default, graph_executor.cc:153-155).
+    const int forks = consumers[i] - 1;
+    if (forks > 0 && (c.has_backward_data || c.has_backward_weights)) {
+      c.bwd_activation_bytes += 3.0 * forks * out_elements * element_bytes;
+      (c.has_backward_data ? c.bwd_data_flops : c.bwd_weight_flops) += forks * out_elements;
     }
     // The output, and a dropout's mask beside it. Whether a ReLU works in place (keeping nothing
     // of its own) is the framework's: the memory model asks FrameworkConfig::relu_in_place.

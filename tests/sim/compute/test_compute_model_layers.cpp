@@ -457,8 +457,25 @@ TEST(LayersToKernels, MissingPassesCostNothing) {
     const std::string& name = f.workload.layers[i].name;
     EXPECT_GT(t.forward.value, 0) << name;
     EXPECT_EQ(t.backward_weights.value > 0, c.params > 0) << name;
-    EXPECT_EQ(t.backward_data.value > 0, c.has_backward_data) << name;
+    // A residual sum hands its gradient on to both branches: a backward pass with no kernel.
+    const bool hands_on = f.workload.layers[i].type == wl::LayerType::Add;
+    EXPECT_EQ(t.backward_data.value > 0, c.has_backward_data && !hands_on) << name;
   }
+}
+
+// Where two layers read one output (a residual block's input: its first convolution and the
+// shortcut), their gradients are summed before that layer's own backward: one sum of two, read
+// two tensors and write one, in the fork's backward-data pass; the residual sum itself runs no
+// backward kernel.
+TEST(LayersToKernels, GradientsMeetWhereTheBranchesFork) {
+  const Fixture f("resnet-50");
+  const int batch = 32, fork = f.index("pool1"), join = f.index("stage1.1.add1");
+  const wl::LayerCost& c = f.costs.layers[static_cast<size_t>(fork)];
+  const double tensor = batch * 64.0 * 56 * 56 * 4;  // pool1's output, 64x56x56
+  // Max pooling's own backward reads dY and writes dX (64x112x112, four times dY).
+  EXPECT_DOUBLE_EQ(c.bwd_bytes(batch), tensor + 4 * tensor + 3 * tensor);
+  EXPECT_EQ(f.costs.layers[static_cast<size_t>(join)].bwd_bytes(batch), 0);
+  EXPECT_EQ(f.model->layer_times(join, batch).backward_data.value, 0);
 }
 
 TEST(LayersToKernels, EveryLayerOfResNet50GrowsWithTheBatch) {
