@@ -260,11 +260,17 @@ TEST(ShippedMachines, R940xaJoinsItsFourSocketsByOneUpiLinkPerPair) {
 }
 
 // Two Quadro GV100 joined by two NVLink bridges of 2 NVLink2 links each: NV4, 100 GB/s per
-// direction; both cards on the one Xeon W.
+// direction; both cards on the one Xeon W, whose 36 logical CPUs in Dell's `nvidia-smi topo -m`
+// ("CPU Affinity 0-35") make it the 18-core W-2195 at 2.3 GHz.
 TEST(ShippedMachines, Precision5820PairsTwoGv100sByFourNvlinks) {
   const Topology t = load("precision-5820");
   ASSERT_EQ(t.gpus().size(), 2u);
   EXPECT_EQ(count_of(t, DeviceKind::Cpu), 1);
+  for (const auto& d : t.devices()) {
+    if (d.kind != DeviceKind::Cpu) continue;
+    EXPECT_EQ(d.cores, 18);
+    EXPECT_DOUBLE_EQ(d.clock.value, 2.3e9);
+  }
   const int a = t.gpus()[0], b = t.gpus()[1];
   EXPECT_EQ(nvlink_lanes(t, a, b), 4);
   const Link& nvlink = t.links()[*t.nvlink_between(a, b)];
