@@ -40,6 +40,7 @@ const std::vector<std::string> kModelKeys = {"id", "workload"};
 const std::vector<std::string> kReadingKeys = {"id", "gpu", "why"};
 const std::vector<std::string> kColumns = {"model",    "batch",  "node",      "module",
                                            "fwd_ms",   "bwd_ms", "act_bytes", "param_bytes"};
+// The profiler's byte columns count FP32 elements (the data's README), whatever the suite runs.
 constexpr int kFp32Bytes = 4;
 
 double number_field(const std::string& text, const Origin& where, std::string_view column) {
@@ -290,8 +291,8 @@ ModelComparison compare_model(const LayersSuite& s, const LayersModel& m, const 
       } else {
         t.error_pct = error_pct(t.measured_ms, t.predicted_ms());
         errors.push_back(*t.error_pct);
-        c.measured_ms[static_cast<int>(pass)] += t.measured_ms;
-        c.predicted_ms[static_cast<int>(pass)] += t.predicted_ms();
+        c.measured_ms[static_cast<size_t>(pass)] += t.measured_ms;
+        c.predicted_ms[static_cast<size_t>(pass)] += t.predicted_ms();
       }
       c.times.push_back(std::move(t));
     }
@@ -301,7 +302,7 @@ ModelComparison compare_model(const LayersSuite& s, const LayersModel& m, const 
 }
 
 std::string total_cell(const ModelComparison& m, ProfiledPass pass) {
-  const int p = static_cast<int>(pass);
+  const auto p = static_cast<size_t>(pass);
   if (m.measured_ms[p] == 0) return "-";
   return fmt::format("{:.1f}/{:.1f} ({:+.0f}%)", m.measured_ms[p], m.predicted_ms[p],
                      error_pct(m.measured_ms[p], m.predicted_ms[p]));

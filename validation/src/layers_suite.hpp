@@ -17,6 +17,7 @@
 // gpuscale fits nothing on these suites: every row is held out.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -100,7 +101,8 @@ struct ModelComparison {
   std::string id;
   std::vector<ModuleTime> times{};  // per row, forward then backward
   std::optional<double> median_abs_error_pct{};
-  double measured_ms[2] = {0, 0}, predicted_ms[2] = {0, 0};  // per ProfiledPass, scored rows
+  // Sums over the scored rows, per ProfiledPass.
+  std::array<double, 2> measured_ms{}, predicted_ms{};
 };
 
 struct LayersComparison {
