@@ -166,8 +166,8 @@ TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n",
                                   "  epochs: 1\n  alternatives:\n    - {id: none, why: w}\n"),
                        "suite.yaml", 11),
-              HasSubstr("must change batch_per, decode_threads, fusion_mb, data, networks or "
-                        "methods"));
+              HasSubstr("must change batch_per, decode_threads, fusion_mb, data, networks, "
+                        "methods or frameworks"));
 }
 
 // The allreduce buffer is read like the decode threads: in the setup, and changed by a reading,
@@ -232,6 +232,33 @@ TEST(SuiteLoader, SetupReadingsMayMapAMethodToAnotherCommMethod) {
                               "    - {id: x, methods: {NCCL: nccl_ring}, why: w}\n";
   EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", no_comm), "suite.yaml", 11),
               HasSubstr("nccl_ring"));
+}
+
+// A network may run under its own framework, and a reading may change it; the others keep the
+// setup's. An unknown network or framework is an error at its line.
+TEST(SuiteLoader, ANetworkMayRunUnderItsOwnFrameworkAndAReadingMayChangeIt) {
+  const Suite own = load_suite(suite_with(
+      "suite.yaml", "networks: {LeNet: lenet, ResNet: resnet-50}",
+      "networks: {LeNet: lenet, ResNet: {workload: resnet-50, framework: pytorch-ddp}}"));
+  EXPECT_EQ(own.framework_of("ResNet"), "pytorch-ddp");
+  EXPECT_EQ(own.framework_of("LeNet"), own.setup.framework);
+  const std::string reading = "  epochs: 1\n  alternatives:\n"
+                              "    - {id: ddp, frameworks: {LeNet: pytorch-ddp}, why: w}\n";
+  const Suite s = load_suite(suite_with("suite.yaml", "  epochs: 1\n", reading));
+  const Suite ddp = s.read_as(s.setup.alternatives.at(0));
+  EXPECT_EQ(ddp.framework_of("LeNet"), "pytorch-ddp");
+  EXPECT_EQ(ddp.framework_of("ResNet"), s.setup.framework);
+  EXPECT_EQ(s.framework_of("LeNet"), s.setup.framework);
+  const std::string unknown_network = "  epochs: 1\n  alternatives:\n"
+                                      "    - {id: x, frameworks: {VGG: pytorch-ddp}, why: w}\n";
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown_network), "suite.yaml",
+                       11),
+              HasSubstr("VGG"));
+  const std::string unknown_framework = "  epochs: 1\n  alternatives:\n"
+                                        "    - {id: x, frameworks: {LeNet: caffe}, why: w}\n";
+  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown_framework),
+                       "suite.yaml", 11),
+              HasSubstr("caffe"));
 }
 
 TEST(SuiteLoader, UnknownKeyInAPointNamesFileLineAndTheNearestKey) {

@@ -270,6 +270,16 @@ TEST(ValidateCli, LassenEdsrStaysWithinItsBoundsAndShowsItsFirstLook) {
   }
   EXPECT_EQ(j["history"]["first_look"]["mape_pct"]["speedup"].get<double>(), 26.9);
   EXPECT_EQ(j["history"]["development"], false);
+  // The reading in which EDSR runs under its own framework, cuDNN's heuristics instead of
+  // autotuning (readings R10): one V100 at 15 img/s against 11.34, not 45 (21.1% on 2026-11-29).
+  bool heuristics = false;
+  for (const auto& reading : j["setup_readings"]) {
+    if (reading["id"] != "edsr-heuristics") continue;
+    heuristics = true;
+    EXPECT_EQ(reading["frameworks"]["EDSR"], "edsr-pytorch-horovod.yaml");
+    EXPECT_LE(reading["mape_pct"]["single-v100"].get<double>(), 24);
+  }
+  EXPECT_TRUE(heuristics);
 }
 
 // PipeDream's per-layer profiles (validation/pipedream-v100, a layers suite) through the CLI:

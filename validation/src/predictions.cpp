@@ -23,6 +23,7 @@ struct Model {
   wl::Workload workload;
   wl::WorkloadCosts costs;
   std::function<double(int)> workspace;  // cuDNN workspace at a per-GPU batch
+  wl::FrameworkConfig framework;         // the one the network ran under
 };
 
 // The study ran each network on one of the setup's datasets and in its precision; a workload
@@ -58,8 +59,7 @@ std::string check_machine(const Setup& setup) {
 
 // The largest batch of every max_batch claim's network, method, GPU count and GPU memory.
 std::map<CapacityKey, int> largest_batches(const Suite& suite,
-                                           const std::map<std::string, Model>& models,
-                                           const wl::FrameworkConfig& framework) {
+                                           const std::map<std::string, Model>& models) {
   std::map<CapacityKey, int> largest;
   for (const Claim& claim : suite.claims) {
     if (claim.kind != "max_batch") continue;
@@ -68,6 +68,7 @@ std::map<CapacityKey, int> largest_batches(const Suite& suite,
       for (const auto& method : p.methods) {
         for (int g : p.gpus) {
           const Model& m = models.at(net);
+          const wl::FrameworkConfig& framework = m.framework;
           const auto exchange = sim::make_exchange(
               sim::resolve_exchange(suite.comm_of(method), framework), framework, framework.allreduce);
           const wl::MemoryOptions options =
@@ -87,10 +88,12 @@ void add_once(std::vector<T>& values, const T& value) {
   if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
 }
 
-// Networks simulated together: the same methods' comms, at the same spatial split and batches.
-// A suite whose networks ran with every method at every batch is one group per spatial split.
+// Networks simulated together: the same methods' comms, at the same spatial split and batches,
+// under the same framework. A suite whose networks ran with every method at every batch under
+// the setup's framework is one group per spatial split.
 struct RunGroup {
   int spatial = 1;
+  std::string framework;
   std::vector<std::string> comms;
   std::vector<int> batches;
   std::vector<std::string> workloads;
@@ -104,12 +107,14 @@ std::vector<RunGroup> run_groups(const Suite& suite) {
     const std::vector<std::string> methods = suite.methods_of(network.study);
     for (const auto& method : methods) add_once(splits, suite.spatial_of(method));
     for (int spatial : splits) {
-      RunGroup mine{spatial, {}, suite.batches_of(network.study), {}, {}};
+      RunGroup mine{spatial, suite.framework_of(network.study), {},
+                    suite.batches_of(network.study), {}, {}};
       for (const auto& method : methods) {
         if (suite.spatial_of(method) == spatial) add_once(mine.comms, suite.comm_of(method));
       }
       auto same = std::find_if(groups.begin(), groups.end(), [&](const RunGroup& g) {
-        return g.spatial == mine.spatial && g.comms == mine.comms && g.batches == mine.batches;
+        return g.spatial == mine.spatial && g.framework == mine.framework &&
+               g.comms == mine.comms && g.batches == mine.batches;
       });
       if (same == groups.end()) same = groups.insert(groups.end(), mine);
       add_once(same->workloads, network.gpuscale);
@@ -126,15 +131,21 @@ Predictions predict(const Suite& suite, const Progress& progress,
                     std::shared_ptr<const wl::FrameworkConfig> framework_config) {
   const Setup& setup = suite.setup;
   const compute::GpuSpec gpu = compute::load_gpu_spec(check_machine(setup));
-  const wl::FrameworkConfig framework =
-      framework_config ? *framework_config : wl::load_framework(setup.framework);
+  // `framework_config` (a fit's candidate) stands for the setup's framework; a network that ran
+  // under another keeps its own.
+  auto framework_named = [&](const std::string& name) {
+    return framework_config && name == setup.framework ? *framework_config
+                                                       : wl::load_framework(name);
+  };
   std::map<std::string, Model> models;  // by the study's network name
   for (const NameMapping& network : suite.networks) {
     wl::Workload w = wl::load_workload(network.gpuscale);
     check_workload(setup, network, w);
     wl::WorkloadCosts costs = wl::compute_costs(w);
+    wl::FrameworkConfig framework = framework_named(suite.framework_of(network.study));
     auto workspace = sim::workspace_of(sim::compute_model_of(w, costs, framework, gpu), w);
-    models.emplace(network.study, Model{std::move(w), std::move(costs), std::move(workspace)});
+    models.emplace(network.study, Model{std::move(w), std::move(costs), std::move(workspace),
+                                        std::move(framework)});
   }
 
   // Strong-scaling experiments cover the weak runs too (metrics.hpp): one per group of runs and
@@ -142,8 +153,6 @@ Predictions predict(const Suite& suite, const Progress& progress,
   // suite_loader.cpp).
   sim::Experiment base;
   base.topology = setup.topology;
-  base.framework = setup.framework;
-  base.framework_config = std::move(framework_config);
   base.without = without;
   base.decode_threads = setup.decode_threads;
   base.fusion_mb = setup.fusion_mb;
@@ -159,6 +168,8 @@ Predictions predict(const Suite& suite, const Progress& progress,
   for (const RunGroup& group : groups) {
     for (int g : setup.gpus) {
       sim::Experiment e = base;
+      e.framework = group.framework;
+      if (group.framework == setup.framework) e.framework_config = framework_config;
       e.workloads = group.workloads;
       e.comms = group.comms;
       e.spatial = group.spatial;
@@ -181,7 +192,8 @@ Predictions predict(const Suite& suite, const Progress& progress,
       for (const std::string& network : group->networks) {
         if (suite.workload_of(network) != row.workload) continue;
         for (const std::string& method : suite.methods_of(network)) {
-          const std::string comm = sim::resolve_exchange(suite.comm_of(method), framework).name;
+          const std::string comm =
+              sim::resolve_exchange(suite.comm_of(method), models.at(network).framework).name;
           if (comm != row.comm || suite.spatial_of(method) != group->spatial) continue;
           predictions.runs[{network, method, row.gpus, batch}] =
               PredictedRun{row.iteration_s,    row.setup_s,         row.fpbp_s,
@@ -192,7 +204,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
       }
     }
   }
-  predictions.largest_batches = largest_batches(suite, models, framework);
+  predictions.largest_batches = largest_batches(suite, models);
   return predictions;
 }
 

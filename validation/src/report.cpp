@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 namespace gpuscale::validation {
 namespace {
@@ -156,7 +157,7 @@ std::vector<std::string> claims_that_hold(const Comparison& c) {
 }
 
 // What a reading changes, in words: "batch per all GPUs together; 39 decode threads;
-// fusion buffer 0 MB; GoogLeNet = googlenet-299; Sample = nccl".
+// fusion buffer 0 MB; GoogLeNet = googlenet-299; Sample = nccl; EDSR under edsr.yaml".
 std::string reading_text(const SetupAlternative& reading) {
   std::vector<std::string> parts;
   if (reading.batch_total)
@@ -171,6 +172,10 @@ std::string reading_text(const SetupAlternative& reading) {
     parts.push_back(fmt::format("{} = {}", network, workload));
   for (const auto& [method, comm] : reading.methods)
     parts.push_back(fmt::format("{} = {}", method, comm));
+  for (const auto& [network, framework] : reading.frameworks) {
+    parts.push_back(fmt::format("{} under {}", network,
+                                std::filesystem::path(framework).filename().string()));
+  }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
@@ -318,6 +323,8 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
       reading["data"] = *r.reading.synthetic_data ? "synthetic" : "dataset";
     if (!r.reading.networks.empty()) reading["networks"] = r.reading.networks;
     if (!r.reading.methods.empty()) reading["methods"] = r.reading.methods;
+    for (const auto& [network, file] : r.reading.frameworks)  // a file by its name only
+      reading["frameworks"][network] = std::filesystem::path(file).filename().string();
     reading["mape_pct"] = mape;
     reading["bounds_holding"] = held;
     reading["bounds"] = bounds;

@@ -27,14 +27,16 @@ namespace gpuscale::validation {
 // beside the headline, never in it. What it leaves empty stays as the setup says.
 struct SetupAlternative {
   std::string id;
-  std::optional<bool> batch_total;
-  std::optional<int> decode_threads;
-  std::optional<double> fusion_mb;
-  std::optional<bool> synthetic_data;
-  std::map<std::string, std::string> networks;  // the study's name -> the workload it ran
-  std::map<std::string, std::string> methods;   // the study's name -> its --comm method
-  std::string why;
-  Origin origin;
+  std::optional<bool> batch_total{};
+  std::optional<int> decode_threads{};
+  std::optional<double> fusion_mb{};
+  std::optional<bool> synthetic_data{};
+  std::map<std::string, std::string> networks{};  // the study's name -> the workload it ran
+  std::map<std::string, std::string> methods{};   // the study's name -> its --comm method
+  // The study's name -> the framework it ran under (a shipped name or a file).
+  std::map<std::string, std::string> frameworks{};
+  std::string why{};
+  Origin origin{};
 };
 
 // How the study ran: the machine, the batches, the GPU counts and the images per epoch.
@@ -170,6 +172,8 @@ struct NameMapping {
   // The study's methods and the batches a network ran with; empty: every one of the suite.
   std::vector<std::string> methods;
   std::vector<int> batches;
+  // The framework a network ran under (a shipped name or a file); empty: the setup's.
+  std::string framework;
 };
 
 struct Suite {
@@ -185,6 +189,8 @@ struct Suite {
   const std::string& comm_of(const std::string& method) const;
   const NameMapping& network_mapping(const std::string& network) const;
   const std::string& workload_of(const std::string& network) const;
+  // The framework `network` ran under: its own, or the setup's.
+  const std::string& framework_of(const std::string& network) const;
   int spatial_of(const std::string& method) const;
   // The suite's methods and batches that `network` ran with, in the suite's order.
   std::vector<std::string> methods_of(const std::string& network) const;

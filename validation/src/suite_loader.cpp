@@ -34,9 +34,10 @@ const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus
                                              "precision", "gpu_memory",    "data",
                                              "decode_threads", "fusion_mb", "alternatives"};
 const std::vector<std::string> kSetupAlternativeKeys = {
-    "id", "batch_per", "decode_threads", "fusion_mb", "data", "networks", "methods", "why"};
+    "id",       "batch_per", "decode_threads", "fusion_mb", "data",
+    "networks", "methods",   "frameworks",     "why"};
 const std::vector<std::string> kMethodKeys = {"comm", "spatial"};
-const std::vector<std::string> kNetworkKeys = {"workload", "methods", "batches"};
+const std::vector<std::string> kNetworkKeys = {"workload", "methods", "batches", "framework"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "interpretation",
@@ -103,6 +104,16 @@ void check_source(const ConfigNode& node, std::string_view what) {
 std::string workload_of(const ConfigNode& node, const std::string& folder) {
   const std::string value = read_string(node, "workload");
   const std::string file = wl::shipped_workloads().resolve(value, folder, node.origin());
+  const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
+  return is_path ? file : value;
+}
+
+// A shipped framework, or a framework file taken relative to the suite's folder; loaded here so
+// that a bad file is an error at this line.
+std::string framework_of(const ConfigNode& node, const std::string& folder) {
+  const std::string value = read_string(node, "framework");
+  const std::string file = wl::shipped_frameworks().resolve(value, folder, node.origin());
+  wl::load_framework(file, node.origin());
   const bool is_path = value.find('/') != std::string::npos || value.ends_with(".yaml");
   return is_path ? file : value;
 }
@@ -174,15 +185,9 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
       throw ConfigError(alternatives->origin(), "setup.alternatives must be a list");
     for (const ConfigNode& item : alternatives->items()) {
       const MapReader alt(item, "alternative reading of the setup", kSetupAlternativeKeys);
-      SetupAlternative reading{alt.string("id", "total-batch"),
-                               std::nullopt,
-                               std::nullopt,
-                               std::nullopt,
-                               std::nullopt,
-                               {},
-                               {},
-                               read_string(alt.require("why", "\"the evidence\""), "why"),
-                               item.origin()};
+      SetupAlternative reading{.id = alt.string("id", "total-batch"),
+                               .why = read_string(alt.require("why", "\"the evidence\""), "why"),
+                               .origin = item.origin()};
       if (const ConfigNode* n = alt.find("batch_per"))
         reading.batch_total = batch_total(*n, "batch_per");
       if (const ConfigNode* n = alt.find("decode_threads"))
@@ -206,11 +211,20 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
         for (const auto& entry : n->entries())
           reading.methods[entry.key] = comm_method(entry.value);
       }
+      // The study's names are checked once the suite's networks are read (load_suite).
+      if (const ConfigNode* n = alt.find("frameworks")) {
+        if (!n->is_map() || n->entries().empty())
+          throw ConfigError(n->origin(), "frameworks of an alternative reading must map the "
+                                         "study's networks to frameworks");
+        for (const auto& entry : n->entries())
+          reading.frameworks[entry.key] = framework_of(entry.value, folder);
+      }
       if (!reading.batch_total && !reading.decode_threads && !reading.fusion_mb &&
-          !reading.synthetic_data && reading.networks.empty() && reading.methods.empty()) {
+          !reading.synthetic_data && reading.networks.empty() && reading.methods.empty() &&
+          reading.frameworks.empty()) {
         throw ConfigError(item.origin(), "an alternative reading of the setup must change "
-                                         "batch_per, decode_threads, fusion_mb, data, networks or "
-                                         "methods");
+                                         "batch_per, decode_threads, fusion_mb, data, networks, "
+                                         "methods or frameworks");
       }
       s.alternatives.push_back(std::move(reading));
     }
@@ -278,6 +292,8 @@ void read_network(NameMapping& n, const ConfigNode& node, const std::string& fol
   n.gpuscale = workload_of(map.require("workload", "resnet-50"), folder);
   if (const ConfigNode* methods = map.find("methods")) n.methods = names.methods(*methods);
   if (const ConfigNode* batches = map.find("batches")) n.batches = names.batches(*batches);
+  if (const ConfigNode* framework = map.find("framework"))
+    n.framework = framework_of(*framework, folder);
 }
 
 void check_alternatives(const ConfigNode& node, const SuiteNames& names,
@@ -457,6 +473,11 @@ const std::string& Suite::workload_of(const std::string& network) const {
   return network_mapping(network).gpuscale;
 }
 
+const std::string& Suite::framework_of(const std::string& network) const {
+  const NameMapping& m = network_mapping(network);
+  return m.framework.empty() ? setup.framework : m.framework;
+}
+
 int Suite::spatial_of(const std::string& method) const {
   for (const NameMapping& m : methods) {
     if (m.study == method) return m.spatial;
@@ -496,6 +517,8 @@ Suite Suite::read_as(const SetupAlternative& reading) const {
   for (NameMapping& m : s.networks) {
     if (auto it = reading.networks.find(m.study); it != reading.networks.end())
       m.gpuscale = it->second;
+    if (auto it = reading.frameworks.find(m.study); it != reading.frameworks.end())
+      m.framework = it->second;
   }
   for (NameMapping& m : s.methods) {
     if (auto it = reading.methods.find(m.study); it != reading.methods.end())
@@ -533,6 +556,8 @@ Suite load_suite(const std::string& name_or_path) {
       names.network(ConfigNode::scalar(network, reading.origin));
     for (const auto& [method, comm] : reading.methods)
       names.method(ConfigNode::scalar(method, reading.origin));
+    for (const auto& [network, framework] : reading.frameworks)
+      names.network(ConfigNode::scalar(network, reading.origin));
   }
   if (const auto* n = map.find("alternatives")) check_alternatives(*n, names, folder);
   // A study may state its results in words only: a suite of claims.
