@@ -124,6 +124,22 @@ std::string comm_method(const ConfigNode& node) {
   return name;
 }
 
+// A reading's `key`: the study's names, each mapped to what `value_of` reads.
+std::map<std::string, std::string> renamed(
+    const MapReader& reading, std::string_view key, std::string_view what,
+    const std::function<std::string(const ConfigNode&)>& value_of) {
+  std::map<std::string, std::string> out;
+  const ConfigNode* n = reading.find(key);
+  if (n == nullptr) return out;
+  if (!n->is_map() || n->entries().empty()) {
+    throw ConfigError(n->origin(), fmt::format("{} of an alternative reading must map the "
+                                               "study's {}",
+                                               key, what));
+  }
+  for (const auto& entry : n->entries()) out[entry.key] = value_of(entry.value);
+  return out;
+}
+
 Setup read_setup(const ConfigNode& node, const std::string& folder) {
   const MapReader map(node, "setup", kSetupKeys);
   Setup s;
@@ -194,31 +210,13 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
         reading.decode_threads = decode_threads(*n);
       if (const ConfigNode* n = alt.find("fusion_mb")) reading.fusion_mb = fusion_mb(*n);
       if (const ConfigNode* n = alt.find("data")) reading.synthetic_data = synthetic(*n, "data");
-      // The study's names are checked once the suite's networks are read (load_suite).
-      if (const ConfigNode* n = alt.find("networks")) {
-        if (!n->is_map() || n->entries().empty())
-          throw ConfigError(n->origin(), "networks of an alternative reading must map the "
-                                         "study's networks to workloads");
-        for (const auto& entry : n->entries())
-          reading.networks[entry.key] = workload_of(entry.value, folder);
-      }
-      // The study's names are checked once the suite's methods are read (load_suite); a
-      // reading changes a method's --comm method, never how it splits samples.
-      if (const ConfigNode* n = alt.find("methods")) {
-        if (!n->is_map() || n->entries().empty())
-          throw ConfigError(n->origin(), "methods of an alternative reading must map the "
-                                         "study's methods to --comm methods");
-        for (const auto& entry : n->entries())
-          reading.methods[entry.key] = comm_method(entry.value);
-      }
-      // The study's names are checked once the suite's networks are read (load_suite).
-      if (const ConfigNode* n = alt.find("frameworks")) {
-        if (!n->is_map() || n->entries().empty())
-          throw ConfigError(n->origin(), "frameworks of an alternative reading must map the "
-                                         "study's networks to frameworks");
-        for (const auto& entry : n->entries())
-          reading.frameworks[entry.key] = framework_of(entry.value, folder);
-      }
+      // The study's names are checked once the suite's networks and methods are read
+      // (load_suite); a reading changes a method's --comm method, never how it splits samples.
+      reading.networks = renamed(alt, "networks", "networks to workloads",
+                                 [&](const ConfigNode& n) { return workload_of(n, folder); });
+      reading.methods = renamed(alt, "methods", "methods to --comm methods", comm_method);
+      reading.frameworks = renamed(alt, "frameworks", "networks to frameworks",
+                                   [&](const ConfigNode& n) { return framework_of(n, folder); });
       if (!reading.batch_total && !reading.decode_threads && !reading.fusion_mb &&
           !reading.synthetic_data && reading.networks.empty() && reading.methods.empty() &&
           reading.frameworks.empty()) {
