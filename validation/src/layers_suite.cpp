@@ -191,8 +191,8 @@ void check_pairing(const LayersSuite& s, const LayersModel& m,
     } else if (mapped->second != layer.type) {
       slip = fmt::format("it is a {}, the layer a {}", mapped->second, layer.type);
     } else if (row.act_bytes != static_cast<double>(layer.output_elements) * m.batch * kFp32Bytes) {
-      slip = fmt::format("it outputs {:.0f} bytes, the layer {} per sample x {} x {} B", row.act_bytes,
-                         layer.output_elements, m.batch, kFp32Bytes);
+      slip = fmt::format("it outputs {:.0f} bytes, the layer {} per sample x {} x {} B",
+                         row.act_bytes, layer.output_elements, m.batch, kFp32Bytes);
     } else if (row.param_bytes != static_cast<double>(layer.params) * kFp32Bytes) {
       slip = fmt::format("it holds {:.0f} parameter bytes, the layer {} parameters x {} B",
                          row.param_bytes, layer.params, kFp32Bytes);
@@ -413,7 +413,8 @@ std::string layers_comparison_table(const LayersSuite& suite, const LayersCompar
   std::vector<std::string> modules;
   for (const auto& [cls, type] : suite.protocol.modules) modules.push_back(cls + "=" + type);
   out += fmt::format("protocol: rows are modules {}; a layer of another type is charged to the "
-                     "next timed module of its pass{}; host per module and pass: {} = {:.1f} µs{}\n",
+                     "next timed module of its pass{}; host per module and pass: {} = {:.1f} "
+                     "µs{}\n",
                      fmt::join(modules, " "),
                      suite.protocol.unreported.empty()
                          ? ""
@@ -428,7 +429,7 @@ std::string layers_comparison_table(const LayersSuite& suite, const LayersCompar
                            "copy)"
                          : "");
   out += "error % = 100 x (predicted - measured) / measured per module and pass; per model the "
-         "median |error %|; gpuscale fits nothing on this suite: every row is held out\n\n";
+         "median |error %|; gpuscale fits nothing on this suite\n\n";
   out += fmt::format("  {:<14} {:<26} {:>5} {:>5} {:>11} {:>10}  {:<24} {:<24}\n", "model",
                      "workload", "batch", "rows", "median |e|%", "first look",
                      "forward ms meas/pred", "backward ms meas/pred");
@@ -437,11 +438,12 @@ std::string layers_comparison_table(const LayersSuite& suite, const LayersCompar
     const ModelComparison& mc = c.models[i];
     out += fmt::format("  {:<14} {:<26} {:>5} {:>5} {:>11} {:>10}  {:<24} {:<24}\n", m.id,
                        m.workload, m.batch, mc.times.size() / 2, percent(mc.median_abs_error_pct),
-                       first_look_cell(suite.history, m.id),
-                       total_cell(mc, ProfiledPass::forward), total_cell(mc, ProfiledPass::backward));
+                       first_look_cell(suite.history, m.id), total_cell(mc, ProfiledPass::forward),
+                       total_cell(mc, ProfiledPass::backward));
   }
   out += fmt::format("  {:<14} {:<26} {:>5} {:>5} {:>11} {:>10}\n", "overall", "", "", "",
-                     percent(c.median_pct.at("overall")), first_look_cell(suite.history, "overall"));
+                     percent(c.median_pct.at("overall")),
+                     first_look_cell(suite.history, "overall"));
   out += "\nLargest errors per model (module, pass: measured / predicted ms = own + charged + "
          "host)\n";
   for (const ModelComparison& mc : c.models) {

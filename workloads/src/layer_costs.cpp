@@ -322,8 +322,8 @@ WorkloadCosts compute_costs(const Workload& w) {
     }
     // Where k layers read this output, their k gradients are summed before its own backward:
     // k - 1 sums of two, each reading two tensors and writing one (PyTorch's autograd
-    // InputBuffer::accumulate; MXNet 1.1's chain of _grad_add below MXNET_EXEC_INPLACE_GRAD_SUM_CAP,
-    // 8 by default, graph_executor.cc:153-155).
+    // InputBuffer::accumulate; MXNet 1.1's chain of _grad_add below
+    // MXNET_EXEC_INPLACE_GRAD_SUM_CAP, 8 by default, graph_executor.cc:153-155).
     const int forks = consumers[i] - 1;
     if (forks > 0 && (c.has_backward_data || c.has_backward_weights)) {
       c.bwd_activation_bytes += 3.0 * forks * out_elements * element_bytes;
