@@ -326,7 +326,7 @@ LayersSuite load_layers_suite(const std::string& name_or_path) {
   LayersSuite s;
   s.name = map.name("name", "pipedream-v100");
   s.title = map.string("title", "\"...\"");
-  if (const ConfigNode* n = map.find("source")) s.source = read_string(*n, "source");
+  if (const ConfigNode* n = map.find("source")) read_string(*n, "source");
   const fs::path folder = fs::path(path).parent_path();
   s.data_file = (folder / map.string("data", "../../../shared/data/pipedream-v100/layers.csv"))
                     .lexically_normal()

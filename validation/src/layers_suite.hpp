@@ -65,7 +65,6 @@ struct LayersReading {
 struct LayersSuite {
   std::string name;
   std::string title;
-  std::string source;
   std::string data_file;  // the profiler's rows (CSV), resolved from the suite's folder
   std::string gpu;
   std::string framework;
