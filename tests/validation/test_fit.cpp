@@ -91,7 +91,7 @@ double predicted_throughput(const std::string& framework_file, double us) {
   auto f = std::make_shared<wl::FrameworkConfig>(wl::load_framework(framework_file));
   f->host.python_per_key.value = Seconds{us * 1e-6};
   const Suite suite = load_suite("one-point");
-  const Metrics metrics(suite.setup, {"MXNet"}, predict(suite, nullptr, {}, f));
+  const Metrics metrics(suite, predict(suite, nullptr, {}, f));
   return metrics.predicted(suite.tables[0], suite.tables[0].points[0]);
 }
 

@@ -282,6 +282,30 @@ TEST(ValidateCli, LassenEdsrStaysWithinItsBoundsAndShowsItsFirstLook) {
   EXPECT_TRUE(heuristics);
 }
 
+// The Dell MLPerf suite (validation/dell-mlperf), held out: one study over seven servers, two
+// precisions and three kinds of table. Its first look on 2026-11-29 (fbdbbe2): resnet50-epoch
+// 1030.3% (ResNet-50 MXNet bound by the CPU decode of MXNet's 4 threads where NVIDIA's run decoded
+// with DALI on the GPU), nvlink-bridge 91.1%, mixed-precision 70.0%, claims 4 of 12. The bounds
+// are those plus a few points: regression guards, not accuracy claims.
+TEST(ValidateCli, DellMlperfComparesServersAndPrecisionsAndShowsItsFirstLook) {
+  const auto r = run_command(kGpuscale + " validate --suite dell-mlperf --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["points"].size(), 4u);
+  const std::map<std::string, double> bounds = {
+      {"resnet50-epoch", 1040}, {"nvlink-bridge", 95}, {"mixed-precision", 72}};
+  for (const auto& [table, bound] : bounds) {
+    EXPECT_LE(j["mape_pct"][table].get<double>(), bound) << table;
+  }
+  for (const auto& point : j["points"]) {
+    if (point["table"] == "nvlink-bridge") {
+      EXPECT_EQ(point["machine"], "Precision-5820");
+    }
+  }
+  EXPECT_EQ(j["history"]["first_look"]["claims"], "4 of 12");
+  EXPECT_EQ(j["history"]["development"], false);
+}
+
 // PipeDream's per-layer profiles (validation/pipedream-v100, a layers suite) through the CLI:
 // every model, each row's parts, the V100-PCIe reading beside the headline, and the history of a
 // development suite; --without belongs to study suites. Its data lies in ../shared.

@@ -154,8 +154,9 @@ Metrics metrics_of(const Suite& suite, const RunModel& run, int largest_batch) {
         predictions.largest_batches[{n.study, method, g, 16e9}] = largest_batch;
       }
     }
+    predictions.strong_images[n.study] = suite.setup.strong_images;
   }
-  return Metrics(suite.setup, methods, predictions);
+  return Metrics(suite, predictions);
 }
 
 PredictedRun ideal_run(const RunKey&) { return {0.011, 0, 0.010, 0.001, 1.0, 3.0, 2.0}; }

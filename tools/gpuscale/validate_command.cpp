@@ -35,10 +35,7 @@ void print_progress(int done, int total, const sim::ResultRow& r) {
 std::pair<validation::Metrics, validation::Comparison> compared(
     const validation::Suite& suite, const wl::FrameworkConfig& framework,
     const std::vector<std::string>& without) {
-  std::vector<std::string> methods;
-  for (const auto& m : suite.methods) methods.push_back(m.study);
-  validation::Metrics metrics(suite.setup, methods,
-                              validation::predict(suite, print_progress, without));
+  validation::Metrics metrics(suite, validation::predict(suite, print_progress, without));
   // Points in the framework's calibration set are reported apart from the validation points.
   validation::Comparison comparison = validation::compare(suite, metrics, framework.calibration);
   return {std::move(metrics), std::move(comparison)};

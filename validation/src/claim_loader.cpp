@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -59,7 +60,19 @@ const std::map<std::string, ParamReader>& param_readers() {
       {"method", [](P& p, const N& n, const S& s) { p.methods = {s.method(n)}; }},
       {"faster", [](P& p, const N& n, const S& s) { p.faster = s.method(n); }},
       {"slower", [](P& p, const N& n, const S& s) { p.slower = s.method(n); }},
-      {"gpus", [](P& p, const N& n, const S& s) { p.gpus = s.gpu_counts(n); }},
+      // A claim's machine is read before its other params (read_claim): its GPU counts are the
+      // machine's.
+      {"gpus", [](P& p, const N& n, const S& s) { p.gpus = s.gpu_counts(n, p.machine); }},
+      {"machine", [](P& p, const N& n, const S& s) { p.machine = s.machine(n); }},
+      {"baseline_machines",
+       [](P& p, const N& n, const S& s) { p.baseline_machines = s.machines(n); }},
+      {"largest", [](P& p, const N& n, const S& s) { p.largest = s.network(n); }},
+      {"max_at_least_pct",
+       [](P& p, const N& n, const S&) {
+         p.max_at_least_pct = read_number(n, "max_at_least_pct", -1e6, 1e6);
+       }},
+      {"above_pct",
+       [](P& p, const N& n, const S&) { p.above_pct = read_number(n, "above_pct", -1e6, 1e6); }},
       {"to_gpus", [](P& p, const N& n, const S& s) { p.to_gpus = s.gpu_counts(n); }},
       {"from_gpus", [](P& p, const N& n, const S& s) { p.from_gpus = s.gpus(n); }},
       {"batch", [](P& p, const N& n, const S& s) { p.batches = {s.batch(n)}; }},
@@ -229,6 +242,35 @@ void check_runs(const Claim& c, const ConfigNode& params, const SuiteNames& name
       for (int batch : p.batches) names.check_run(network, method, batch, params.origin());
     }
   }
+  // A claim about servers or precisions compares each network on its machine with itself on
+  // the baselines, or with its twin; each must be a run of the suite.
+  if (!p.largest.empty()) networks.push_back(p.largest);
+  if (c.kind == "precision_speedup") {
+    for (const auto& network : std::vector<std::string>(networks))
+      networks.push_back(names.twin(network, params.origin()));
+  }
+  std::vector<std::string> machines = p.baseline_machines;
+  machines.push_back(p.machine);
+  for (const auto& network : networks) {
+    for (const auto& machine : machines) {
+      names.check_on_machine(network, machine, params.origin());
+      for (int g : p.gpus) names.gpus(ConfigNode::scalar(std::to_string(g), params.origin()), machine);
+    }
+  }
+}
+
+// machine_gain's range may be open at either end, but says something.
+void open_gain_range(Claim& c, const ConfigNode& params) {
+  ClaimParams& p = c.params;
+  const bool low = params.find("at_least_pct") != nullptr;
+  const bool high = params.find("at_most_pct") != nullptr;
+  if (!low && !high && !p.max_at_least_pct) {
+    throw ConfigError(params.origin(), fmt::format("claim '{}': give at_least_pct, at_most_pct "
+                                                   "or max_at_least_pct",
+                                                   c.id));
+  }
+  if (!low) p.at_least_pct = -std::numeric_limits<double>::infinity();
+  if (!high) p.at_most_pct = std::numeric_limits<double>::infinity();
 }
 
 // What the forms cannot say by their keys alone.
@@ -241,6 +283,17 @@ void check_params(const Claim& c, const ConfigNode& params) {
           fmt::format("claim '{}': at_least gives no value for {} GPUs (to_gpus lists it)", c.id,
                       g));
     }
+  }
+  if (c.kind == "precision_speedup" && !p.at_least_by_gpus.empty()) {
+    throw ConfigError(params.find("at_least")->origin(),
+                      fmt::format("claim '{}': at_least of a precision_speedup is one value, for "
+                                  "every GPU count",
+                                  c.id));
+  }
+  if (!p.largest.empty() &&
+      std::find(p.networks.begin(), p.networks.end(), p.largest) == p.networks.end()) {
+    throw ConfigError(params.find("largest")->origin(),
+                      fmt::format("claim '{}': largest must be one of its networks", c.id));
   }
   if (c.kind == "max_batch" && p.first_failing_batch <= p.largest_trainable_batch) {
     throw ConfigError(
@@ -297,9 +350,13 @@ Claim read_claim(const ConfigNode& node, const SuiteNames& names) {
   }
   const MapReader params_map(params, fmt::format("params of claim '{}' (kind {})", c.id, c.kind),
                              keys);
-  for (const auto& entry : params.entries())
-    param_readers().at(entry.key)(c.params, entry.value, names);
+  if (const ConfigNode* machine = params.find("machine"))
+    param_readers().at("machine")(c.params, *machine, names);
+  for (const auto& entry : params.entries()) {
+    if (entry.key != "machine") param_readers().at(entry.key)(c.params, entry.value, names);
+  }
   c.form = &form_of(c.id, c.kind, params, c.params);
+  if (c.kind == "machine_gain") open_gain_range(c, params);
   check_params(c, params);
   if (c.kind == "method_speedup") check_mini_batches(c, params, names);
   check_runs(c, params, names);

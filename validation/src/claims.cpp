@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gpuscale::validation {
 namespace {
@@ -363,19 +364,109 @@ std::vector<Check> method_speedup_trend(const ClaimParams& p, const Metrics& m) 
   return checks;
 }
 
-// fits_memory: the fullest GPU's predicted memory against the setup's GPU memory: within it
-// (fits) or beyond it (does not fit).
+// fits_memory: the fullest GPU's predicted memory against the GPU memory of the claim's machine
+// (the setup's, or `machine`'s): within it (fits) or beyond it (does not fit).
 std::vector<Check> fits_memory(const ClaimParams& p, const Metrics& m) {
   std::vector<Check> checks;
-  const double capacity_gb = m.setup().gpu_memory.value / 1e9;
+  const double capacity_gb = m.gpu_memory_gb(p.machine);
   for (const Case& c : cases(p.networks, p.methods, p.batches, p.gpus)) {
-    const double fullest = std::max(m.memory_gb(MemoryColumn::Gpu0, c.run()),
-                                    m.memory_gb(MemoryColumn::Gpux, c.run()));
+    const RunKey run{c.network, c.method, c.gpus, c.batch, p.machine};
+    const double fullest =
+        std::max(m.memory_gb(MemoryColumn::Gpu0, run), m.memory_gb(MemoryColumn::Gpux, run));
     const bool fits = below(fullest, capacity_gb, false);
-    checks.push_back({fmt::format("{} {} {}: fullest GPU's memory, GB ({} {:g})", c.network,
-                                  c.method, gpus_batch(c.gpus, c.batch), p.fits ? "<=" : ">",
-                                  capacity_gb),
+    checks.push_back({fmt::format("{} {} {}{}: fullest GPU's memory, GB ({} {:g})", c.network,
+                                  c.method, gpus_batch(c.gpus, c.batch),
+                                  p.machine.empty() ? "" : " on " + p.machine,
+                                  p.fits ? "<=" : ">", capacity_gb),
                       fullest, fits == p.fits});
+  }
+  return checks;
+}
+
+// The runs a claim about servers or precisions compares: each network with each of its methods
+// at its first batch (the one suite.yaml names first: a study comparing servers runs each
+// benchmark at its default batch), on `machine`, at each of `gpus`.
+std::vector<RunKey> default_runs(const ClaimParams& p, const Metrics& m) {
+  std::vector<RunKey> runs;
+  for (const auto& net : p.networks) {
+    for (const auto& method : m.suite().methods_of(net)) {
+      for (int g : p.gpus) runs.push_back({net, method, g, m.suite().batches_of(net).front(), p.machine});
+    }
+  }
+  return runs;
+}
+
+std::string run_text(const RunKey& r) {
+  return fmt::format("{} {} {} batch {}{}", r.network, r.method, gpus_text(r.gpus), r.batch,
+                     r.machine.empty() ? "" : " on " + r.machine);
+}
+
+// machine_gain: how much faster `machine` trains than each baseline machine, in percent,
+// within [at_least_pct, at_most_pct] (an end not given is open); with max_at_least_pct, the
+// largest gain reaches it too ("up to 40%").
+std::vector<Check> machine_gain(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  double largest = -std::numeric_limits<double>::infinity();
+  for (const RunKey& run : default_runs(p, m)) {
+    for (const auto& baseline : p.baseline_machines) {
+      const double gain = m.gain_pct(run, baseline);
+      largest = std::max(largest, gain);
+      checks.push_back({fmt::format("{}: gain over {}, % (in [{:g}, {:g}])", run_text(run),
+                                    baseline, p.at_least_pct, p.at_most_pct),
+                        gain,
+                        above(gain, p.at_least_pct, false) && below(gain, p.at_most_pct, false)});
+    }
+  }
+  if (p.max_at_least_pct) {
+    checks.push_back({fmt::format("largest gain, % (>= {:g})", *p.max_at_least_pct), largest,
+                      above(largest, *p.max_at_least_pct, false)});
+  }
+  return checks;
+}
+
+// precision_speedup in a range: epoch(the network's twin in the other precision) / epoch, within
+// [at_least, at_most].
+std::vector<Check> precision_speedup_within(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  const double low = p.at_least.value_or(0);
+  for (const RunKey& run : default_runs(p, m)) {
+    const double r = m.precision_speedup(run);
+    checks.push_back({fmt::format("{}: epoch of {} / epoch (in [{:g}, {:g}])", run_text(run),
+                                  m.suite().twin(run.network), low, p.at_most),
+                      r, above(r, low, false) && below(r, p.at_most, false)});
+  }
+  return checks;
+}
+
+// precision_speedup, largest: the `largest` network's speedup above every other network's, at
+// the same GPU count (each network at its own default batch).
+std::vector<Check> precision_speedup_largest(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  ClaimParams top = p;
+  top.networks = {p.largest};
+  for (const RunKey& best : default_runs(top, m)) {
+    const double r_best = m.precision_speedup(best);
+    for (const RunKey& run : default_runs(p, m)) {
+      if (run.network == p.largest || run.gpus != best.gpus) continue;
+      const double r = m.precision_speedup(run);
+      checks.push_back({fmt::format("{}: speedup {:.2f} / that of {} {:.2f} (> 1)", run_text(best),
+                                    r_best, run.network, r),
+                        r_best / r, above(r_best / r, 1, true)});
+    }
+  }
+  return checks;
+}
+
+// scaling_efficiency: 100 x speedup(G) / G on `machine`, above `above_pct` (strictly) or at most
+// `at_most_pct`.
+std::vector<Check> scaling_efficiency(const ClaimParams& p, const Metrics& m) {
+  std::vector<Check> checks;
+  for (const RunKey& run : default_runs(p, m)) {
+    const double e = 100 * m.speedup(run) / run.gpus;
+    const bool over = p.above_pct.has_value();
+    checks.push_back({fmt::format("{}: scaling efficiency, % ({} {:g})", run_text(run),
+                                  over ? ">" : "<=", over ? *p.above_pct : p.at_most_pct),
+                      e, over ? above(e, *p.above_pct, true) : below(e, p.at_most_pct, false)});
   }
   return checks;
 }
@@ -413,7 +504,12 @@ const std::vector<ClaimForm>& claim_forms() {
     {"method_speedup", "", {"networks", "method", "baseline", "mini_batches", "batch", "at_least"}, {"strict"}, method_speedup_at_least},
     {"method_speedup", "", {"networks", "method", "baseline", "mini_batches", "batch", "within_pct"}, {}, method_speedup_within},
     {"method_speedup", "", {"networks", "method", "baseline", "from_mini_batch", "to_mini_batch", "batch", "decreasing"}, {}, method_speedup_trend},
-    {"fits_memory", "", {"networks", "methods", "gpus", "batch", "fits"}, {}, fits_memory},
+    {"fits_memory", "", {"networks", "methods", "gpus", "batch", "fits"}, {"machine"}, fits_memory},
+    {"machine_gain", "", {"networks", "baseline_machines", "gpus"}, {"machine", "at_least_pct", "at_most_pct", "max_at_least_pct"}, machine_gain},
+    {"precision_speedup", "", {"networks", "gpus", "at_least", "at_most"}, {"machine"}, precision_speedup_within},
+    {"precision_speedup", "", {"networks", "gpus", "largest"}, {"machine"}, precision_speedup_largest},
+    {"scaling_efficiency", "", {"networks", "gpus", "above_pct"}, {"machine"}, scaling_efficiency},
+    {"scaling_efficiency", "", {"networks", "gpus", "at_most_pct"}, {"machine"}, scaling_efficiency},
   };
   // clang-format on
   return forms;

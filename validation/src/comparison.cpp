@@ -64,7 +64,7 @@ Comparison compare(const Suite& suite, const Metrics& metrics,
     }
     for (const Bound& b : table.bounds) {
       const double predicted = metrics.predicted(table, b);
-      c.bounds.push_back({table.id, b, predicted, predicted < b.below});
+      c.bounds.push_back({table.id, b, predicted, b.holds(predicted)});
       ++summary.bounds;
       summary.bounds_holding += c.bounds.back().holds ? 1 : 0;
     }

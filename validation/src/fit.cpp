@@ -104,9 +104,7 @@ class SuiteCalibration {
   std::vector<std::pair<wl::SuitePoint, double>> residuals_pct(const wl::FrameworkConfig& f) const {
     Predictions predictions =
         predict(suite_, nullptr, {}, std::make_shared<const wl::FrameworkConfig>(f));
-    std::vector<std::string> methods;
-    for (const NameMapping& m : suite_.methods) methods.push_back(m.study);
-    const Metrics metrics(suite_.setup, methods, std::move(predictions));
+    const Metrics metrics(suite_, std::move(predictions));
     std::vector<std::pair<wl::SuitePoint, double>> residuals;
     for (const Table& t : suite_.tables) {
       const Point& p = t.points.front();

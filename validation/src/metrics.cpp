@@ -7,28 +7,37 @@
 
 namespace gpuscale::validation {
 
-Metrics::Metrics(Setup setup, std::vector<std::string> methods, Predictions predictions)
-    : setup_(std::move(setup)),
-      methods_(std::move(methods)),
-      predictions_(std::move(predictions)) {}
+namespace {
+
+std::vector<std::string> study_methods(const Suite& suite) {
+  std::vector<std::string> names;
+  for (const NameMapping& m : suite.methods) names.push_back(m.study);
+  return names;
+}
+
+}  // namespace
+
+Metrics::Metrics(const Suite& suite, Predictions predictions)
+    : suite_(suite), methods_(study_methods(suite)), predictions_(std::move(predictions)) {}
 
 const PredictedRun& Metrics::run(const RunKey& key) const {
   const auto it = predictions_.runs.find(key);
   if (it == predictions_.runs.end()) {
-    throw std::logic_error(fmt::format("validation: no prediction for {} {} {} GPUs batch {}",
-                                       key.network, key.method, key.gpus, key.batch));
+    throw std::logic_error(fmt::format("validation: no prediction for {} {} {} GPUs batch {}{}",
+                                       key.network, key.method, key.gpus, key.batch,
+                                       key.machine.empty() ? "" : " on " + key.machine));
   }
   return it->second;
 }
 
 double Metrics::iterations(const RunKey& run, sim::Scaling scaling) const {
-  const long images =
-      scaling == sim::Scaling::Weak ? setup_.weak_images_per_gpu * run.gpus : setup_.strong_images;
+  const long images = scaling == sim::Scaling::Weak ? setup().weak_images_per_gpu * run.gpus
+                                                     : predictions_.strong_images.at(run.network);
   return std::ceil(static_cast<double>(images) / samples_per_iteration(run));
 }
 
 double Metrics::samples_per_iteration(const RunKey& key) const {
-  if (setup_.batch_total) return key.batch;
+  if (suite_.batch_total_of(key.network)) return key.batch;
   return static_cast<double>(key.gpus) * key.batch / run(key).spatial_ways;
 }
 
@@ -76,6 +85,23 @@ double Metrics::memory_gb(MemoryColumn column, const RunKey& key) const {
   throw std::logic_error("validation: unknown memory column");
 }
 
+double Metrics::gain_pct(const RunKey& key, const std::string& other_machine,
+                         sim::Scaling scaling) const {
+  RunKey other = key;
+  other.machine = other_machine;
+  return 100 * (epoch_s(other, scaling) / epoch_s(key, scaling) - 1);
+}
+
+double Metrics::precision_speedup(const RunKey& key, sim::Scaling scaling) const {
+  RunKey twin = key;
+  twin.network = suite_.twin(key.network);
+  return epoch_s(twin, scaling) / epoch_s(key, scaling);
+}
+
+double Metrics::gpu_memory_gb(const std::string& machine) const {
+  return setup().machine(machine).gpu_memory.value / 1e9;
+}
+
 int Metrics::largest_batch(const CapacityKey& key) const {
   const auto it = predictions_.largest_batches.find(key);
   if (it == predictions_.largest_batches.end()) {
@@ -86,7 +112,7 @@ int Metrics::largest_batch(const CapacityKey& key) const {
 }
 
 double Metrics::predicted(const Table& table, const StudyRun& run) const {
-  const RunKey key{run.network, run.method, run.gpus, run.batch};
+  const RunKey key{run.network, run.method, run.gpus, run.batch, run.machine};
   const sim::Scaling scaling = run.scaling;
   switch (table.metric) {
     case Metric::Speedup:
@@ -101,6 +127,12 @@ double Metrics::predicted(const Table& table, const StudyRun& run) const {
       return memory_gb(MemoryColumn::Gpu0, key);
     case Metric::MemoryGpuxGb:
       return memory_gb(MemoryColumn::Gpux, key);
+    case Metric::EpochMin:
+      return epoch_s(key, scaling) / 60;
+    case Metric::GainPct:
+      return gain_pct(key, table.relative_to_machine, scaling);
+    case Metric::PrecisionSpeedup:
+      return precision_speedup(key, scaling);
   }
   throw std::logic_error("validation: unknown metric");
 }

@@ -3,15 +3,18 @@
 // A prediction is one simulated configuration (network, method, GPUs, per-GPU batch): the
 // steady-state iteration time, its FP+BP and WU parts, and memory per GPU. Everything else
 // follows from the setup (the *.yaml interpretations define each metric):
-//   iterations(G, B)  = ceil(images / (G x B / s)); images = strong_images, or weak_images_per_gpu
-//                       x G; s: the GPUs sharing each sample, B: the samples of each group of s
-//                       (a total batch, setup.batch_total: ceil(images / B), each GPU runs B / G)
+//   iterations(G, B)  = ceil(images / (G x B / s)); images = strong_images (or the network's
+//                       dataset's samples), or weak_images_per_gpu x G; s: the GPUs sharing each sample, B: the samples of each group of s
+//                       (a total batch, batch_per: total: ceil(images / B), each GPU runs B / G)
 //   epoch(G, B)       = setup_s + iteration_s x iterations(G, B)
 //   speedup(G)        = epoch(1) / epoch(G), the same method and batch (strong scaling);
 //                       weak: G x epoch(1) / epoch(G), the throughput ratio
 //   overhead_pct      = 100 x (epoch(method) - epoch(relative_to)) / epoch(relative_to)
 //   images_per_s      = G x B / s / iteration_s (B / iteration_s for a total batch), all GPUs
 //   FP+BP, WU per epoch = the per-iteration fpbp_s, wu_s x iterations (strong scaling)
+//   epoch_min         = epoch / 60
+//   gain_pct          = 100 x (epoch on the other machine / epoch - 1), the same run otherwise
+//   precision_speedup = epoch(the network's twin in the other precision) / epoch
 // Weak scaling needs no simulation of its own: the per-GPU batch, hence the iteration, is the
 // same as in strong scaling; only the images per epoch, hence the iterations, change.
 #pragma once
@@ -19,6 +22,7 @@
 #include <compare>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "validation/src/suite.hpp"
@@ -27,9 +31,19 @@ namespace gpuscale::validation {
 
 // One run of the study, by the study's names.
 struct RunKey {
+  RunKey() = default;
+  RunKey(std::string network_, std::string method_, int gpus_, int batch_,
+         std::string machine_ = "")
+      : network(std::move(network_)),
+        method(std::move(method_)),
+        gpus(gpus_),
+        batch(batch_),
+        machine(std::move(machine_)) {}
+
   std::string network, method;
   int gpus = 1;
   int batch = 1;
+  std::string machine;  // the study's server; "": the setup's
   auto operator<=>(const RunKey&) const = default;
 };
 
@@ -54,6 +68,7 @@ struct CapacityKey {
 
 struct Predictions {
   std::map<RunKey, PredictedRun> runs;
+  std::map<std::string, long> strong_images;  // per epoch, by network
   std::map<CapacityKey, int> largest_batches;
 };
 
@@ -61,10 +76,11 @@ enum class MemoryColumn { Pretrain, Gpu0, Gpux };
 
 class Metrics {
  public:
-  // `methods`: the study's method names in the suite's order (memory_methods_within compares them).
-  Metrics(Setup setup, std::vector<std::string> methods, Predictions predictions);
+  Metrics(const Suite& suite, Predictions predictions);
 
-  const Setup& setup() const { return setup_; }
+  const Suite& suite() const { return suite_; }
+  const Setup& setup() const { return suite_.setup; }
+  // The study's method names in the suite's order (memory_methods_within compares them).
   const std::vector<std::string>& methods() const { return methods_; }
 
   double epoch_s(const RunKey& run, sim::Scaling scaling = sim::Scaling::Strong) const;
@@ -75,6 +91,13 @@ class Metrics {
   double fpbp_epoch_s(const RunKey& run) const;
   double wu_epoch_s(const RunKey& run) const;
   double memory_gb(MemoryColumn column, const RunKey& run) const;
+  // 100 x (epoch on `other_machine` / epoch - 1): how much faster the run's machine trains.
+  double gain_pct(const RunKey& run, const std::string& other_machine,
+                  sim::Scaling scaling = sim::Scaling::Strong) const;
+  // epoch(the network's twin in the other precision) / epoch.
+  double precision_speedup(const RunKey& run, sim::Scaling scaling = sim::Scaling::Strong) const;
+  // The capacity of the run's machine's GPUs, in GB.
+  double gpu_memory_gb(const std::string& machine) const;
   int largest_batch(const CapacityKey& key) const;
 
   // The predicted value of a table's point or bound.
@@ -85,7 +108,7 @@ class Metrics {
   double iterations(const RunKey& run, sim::Scaling scaling) const;
   double samples_per_iteration(const RunKey& run) const;
 
-  Setup setup_;
+  Suite suite_;
   std::vector<std::string> methods_;
   Predictions predictions_;
 };

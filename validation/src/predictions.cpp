@@ -12,6 +12,7 @@
 #include "sim/replay/replay.hpp"
 #include "topologies/core/error.hpp"
 #include "validation/src/claims.hpp"
+#include "workloads/src/dataset.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/memory_model.hpp"
 #include "workloads/src/workload_loader.hpp"
@@ -28,29 +29,33 @@ struct Model {
 
 // The study ran each network on one of the setup's datasets and in its precision; a workload
 // file that trains otherwise would be compared with runs it does not describe.
-void check_workload(const Setup& setup, const NameMapping& network, const wl::Workload& w) {
+void check_workload(const Suite& suite, const NameMapping& network, const wl::Workload& w) {
+  const Setup& setup = suite.setup;
+  const std::string& precision = suite.precision_of(network.study);
   const bool dataset_fits =
       std::find(setup.datasets.begin(), setup.datasets.end(), w.dataset) != setup.datasets.end();
-  if (!dataset_fits || w.recipe != setup.precision) {
+  if (!dataset_fits || w.recipe != precision) {
     throw ConfigError(
         network.origin,
         fmt::format("network {} maps to workload {}, which trains on {} in {}, but the "
-                    "setup says {} in {} (map it to a workload of the setup's)",
+                    "suite says {} in {} (map it to a workload of the suite's)",
                     network.study, network.gpuscale, w.dataset, w.recipe,
-                    fmt::join(setup.datasets, " or "), setup.precision));
+                    fmt::join(setup.datasets, " or "), precision));
   }
 }
 
 // The simulated machine's GPUs must have the memory the study's had. Returns their model.
-std::string check_machine(const Setup& setup) {
-  const int most = *std::max_element(setup.gpus.begin(), setup.gpus.end());
-  const topo::Topology machine = sim::machine_for(setup.topology, {}, most);
+std::string check_machine(const Machine& m) {
+  const int most = *std::max_element(m.gpus.begin(), m.gpus.end());
+  const topo::Topology machine = sim::machine_for(m.topology, {}, most);
   for (int g : machine.gpus()) {
     const topo::Device& gpu = machine.devices()[static_cast<size_t>(g)];
-    if (gpu.memory && gpu.memory->value != setup.gpu_memory.value) {
-      throw ConfigError(setup.origin,
-                        fmt::format("setup.gpu_memory is {}, but {}'s {} has {} (make them agree)",
-                                    format_bytes(setup.gpu_memory), machine.name(), gpu.name,
+    if (gpu.memory && gpu.memory->value != m.gpu_memory.value) {
+      throw ConfigError(m.origin,
+                        fmt::format("{} is {}, but {}'s {} has {} (make them agree)",
+                                    m.name.empty() ? "setup.gpu_memory"
+                                                   : "gpu_memory of machine " + m.name,
+                                    format_bytes(m.gpu_memory), machine.name(), gpu.name,
                                     format_bytes(*gpu.memory)));
     }
   }
@@ -93,6 +98,7 @@ void add_once(std::vector<T>& values, const T& value) {
 // the setup's framework is one group per spatial split.
 struct RunGroup {
   int spatial = 1;
+  bool batch_total = false;  // the batches are totals over the GPUs
   std::string framework;
   std::vector<std::string> comms;
   std::vector<int> batches;
@@ -100,20 +106,25 @@ struct RunGroup {
   std::vector<std::string> networks;  // the study's names
 };
 
-std::vector<RunGroup> run_groups(const Suite& suite) {
+// The groups of the networks that run on `machine` (empty: every network).
+std::vector<RunGroup> run_groups(const Suite& suite, const Machine& machine) {
   std::vector<RunGroup> groups;
   for (const NameMapping& network : suite.networks) {
+    const auto& only = machine.networks;
+    if (!only.empty() && std::find(only.begin(), only.end(), network.study) == only.end())
+      continue;
     std::vector<int> splits;
     const std::vector<std::string> methods = suite.methods_of(network.study);
     for (const auto& method : methods) add_once(splits, suite.spatial_of(method));
     for (int spatial : splits) {
-      RunGroup mine{spatial, suite.framework_of(network.study), {},
-                    suite.batches_of(network.study), {}, {}};
+      RunGroup mine{spatial, suite.batch_total_of(network.study),
+                    suite.framework_of(network.study), {}, suite.batches_of(network.study), {}, {}};
       for (const auto& method : methods) {
         if (suite.spatial_of(method) == spatial) add_once(mine.comms, suite.comm_of(method));
       }
       auto same = std::find_if(groups.begin(), groups.end(), [&](const RunGroup& g) {
-        return g.spatial == mine.spatial && g.framework == mine.framework &&
+        return g.spatial == mine.spatial && g.batch_total == mine.batch_total &&
+               g.framework == mine.framework &&
                g.comms == mine.comms && g.batches == mine.batches;
       });
       if (same == groups.end()) same = groups.insert(groups.end(), mine);
@@ -130,17 +141,26 @@ Predictions predict(const Suite& suite, const Progress& progress,
                     const std::vector<std::string>& without,
                     std::shared_ptr<const wl::FrameworkConfig> framework_config) {
   const Setup& setup = suite.setup;
-  const compute::GpuSpec gpu = compute::load_gpu_spec(check_machine(setup));
+  std::vector<Machine> machines = {setup.machine("")};
+  machines.insert(machines.end(), setup.machines.begin(), setup.machines.end());
+  std::vector<std::string> gpu_models;
+  for (const Machine& m : machines) gpu_models.push_back(check_machine(m));
+  // The cuDNN workspace of a max_batch claim is the setup machine's GPU's.
+  const compute::GpuSpec gpu = compute::load_gpu_spec(gpu_models.front());
   // `framework_config` (a fit's candidate) stands for the setup's framework; a network that ran
   // under another keeps its own.
   auto framework_named = [&](const std::string& name) {
     return framework_config && name == setup.framework ? *framework_config
                                                        : wl::load_framework(name);
   };
+  Predictions predictions;
   std::map<std::string, Model> models;  // by the study's network name
   for (const NameMapping& network : suite.networks) {
     wl::Workload w = wl::load_workload(network.gpuscale);
-    check_workload(setup, network, w);
+    check_workload(suite, network, w);
+    predictions.strong_images[network.study] = setup.strong_images_per_dataset
+                                                   ? wl::load_dataset(w.dataset).samples
+                                                   : setup.strong_images;
     wl::WorkloadCosts costs = wl::compute_costs(w);
     wl::FrameworkConfig framework = framework_named(suite.framework_of(network.study));
     auto workspace = sim::workspace_of(sim::compute_model_of(w, costs, framework, gpu), w);
@@ -148,11 +168,11 @@ Predictions predict(const Suite& suite, const Progress& progress,
                                         std::move(framework)});
   }
 
-  // Strong-scaling experiments cover the weak runs too (metrics.hpp): one per group of runs and
-  // GPU count, since a total batch B on G GPUs runs B / G per GPU (every G divides B,
-  // suite_loader.cpp).
+  // Strong-scaling experiments cover the weak runs too (metrics.hpp): one per machine, group of
+  // runs and GPU count, since a total batch B on G GPUs runs B / G per GPU (every G divides B,
+  // suite_loader.cpp). The iterations per epoch are the harness's (metrics.cpp), so the
+  // experiment's own epoch is the dataset's.
   sim::Experiment base;
-  base.topology = setup.topology;
   base.without = without;
   base.decode_threads = setup.decode_threads;
   base.fusion_mb = setup.fusion_mb;
@@ -161,41 +181,52 @@ Predictions predict(const Suite& suite, const Progress& progress,
     base.without.push_back("input");
   }
   base.scaling = sim::Scaling::Strong;
-  base.images = setup.strong_images;
-  const std::vector<RunGroup> groups = run_groups(suite);
-  std::vector<std::pair<const RunGroup*, sim::Experiment>> experiments;
+  base.images = setup.strong_images_per_dataset ? 0 : setup.strong_images;
+  std::vector<std::vector<RunGroup>> groups;  // by machine
+  for (const Machine& machine : machines) groups.push_back(run_groups(suite, machine));
+  struct Job {
+    const Machine* machine;
+    const RunGroup* group;
+    sim::Experiment experiment;
+  };
+  std::vector<Job> jobs;
   size_t total = 0;
-  for (const RunGroup& group : groups) {
-    for (int g : setup.gpus) {
-      sim::Experiment e = base;
-      e.framework = group.framework;
-      if (group.framework == setup.framework) e.framework_config = framework_config;
-      e.workloads = group.workloads;
-      e.comms = group.comms;
-      e.spatial = group.spatial;
-      e.gpus = {g};
-      e.batches.clear();
-      for (int b : group.batches) e.batches.push_back(setup.batch_total ? b / g : b);
-      total += e.workloads.size() * e.comms.size() * e.batches.size();
-      experiments.emplace_back(&group, std::move(e));
+  for (size_t i = 0; i < machines.size(); ++i) {
+    const Machine& machine = machines[i];
+    for (const RunGroup& group : groups[i]) {
+      for (int g : machine.gpus) {
+        sim::Experiment e = base;
+        e.topology = machine.topology;
+        e.framework = group.framework;
+        if (group.framework == setup.framework) e.framework_config = framework_config;
+        e.workloads = group.workloads;
+        e.comms = group.comms;
+        e.spatial = group.spatial;
+        e.gpus = {g};
+        e.batches.clear();
+        for (int b : group.batches) e.batches.push_back(group.batch_total ? b / g : b);
+        total += e.workloads.size() * e.comms.size() * e.batches.size();
+        jobs.push_back({&machine, &group, std::move(e)});
+      }
     }
   }
-  Predictions predictions;
   int done_before = 0;
-  for (const auto& [group, e] : experiments) {
-    const auto rows = sim::run_experiment(e, [&](int done, int, const sim::ResultRow& row) {
-      if (progress) progress(done_before + done, static_cast<int>(total), row);
-    });
+  for (const Job& job : jobs) {
+    const RunGroup& group = *job.group;
+    const auto rows =
+        sim::run_experiment(job.experiment, [&](int done, int, const sim::ResultRow& row) {
+          if (progress) progress(done_before + done, static_cast<int>(total), row);
+        });
     done_before += static_cast<int>(rows.size());
     for (const sim::ResultRow& row : rows) {
-      const int batch = setup.batch_total ? row.batch * row.gpus : row.batch;
-      for (const std::string& network : group->networks) {
+      const int batch = group.batch_total ? row.batch * row.gpus : row.batch;
+      for (const std::string& network : group.networks) {
         if (suite.workload_of(network) != row.workload) continue;
         for (const std::string& method : suite.methods_of(network)) {
           const std::string comm =
               sim::resolve_exchange(suite.comm_of(method), models.at(network).framework).name;
-          if (comm != row.comm || suite.spatial_of(method) != group->spatial) continue;
-          predictions.runs[{network, method, row.gpus, batch}] =
+          if (comm != row.comm || suite.spatial_of(method) != group.spatial) continue;
+          predictions.runs[{network, method, row.gpus, batch, job.machine->name}] =
               PredictedRun{row.iteration_s,    row.setup_s,         row.fpbp_s,
                            row.wu_s,           row.memory_before_training_gb,
                            row.memory_gpu0_gb, row.memory_max_other_gb,

@@ -24,7 +24,11 @@ std::string names_of(const std::vector<NameMapping>& mappings) {
       notes.push_back(fmt::format("batch{} {}", m.batches.size() == 1 ? "" : "es",
                                   fmt::join(m.batches, "/")));
     if (!m.methods.empty()) notes.push_back(fmt::format("{}", fmt::join(m.methods, ", ")));
-    pairs.push_back(m.study + " = " + m.gpuscale +
+    if (!m.framework.empty())
+      notes.push_back(std::filesystem::path(m.framework).filename().string());
+    if (!m.precision.empty()) notes.push_back(m.precision);
+    // A suite's own workload file by its name: the folder is the suite's.
+    pairs.push_back(m.study + " = " + std::filesystem::path(m.gpuscale).filename().string() +
                     (notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, "; "))));
   }
   return fmt::format("{}", fmt::join(pairs, ", "));
@@ -54,15 +58,23 @@ std::string header(const Suite& suite, const wl::FrameworkConfig& framework) {
   const Setup& s = suite.setup;
   const bool spatial = std::any_of(suite.methods.begin(), suite.methods.end(),
                                    [](const NameMapping& m) { return m.spatial > 1; });
+  std::string machines;
+  for (const Machine& m : s.machines) {
+    machines += fmt::format("{}machine {} = {} ({} GB GPUs; GPUs {})", machines.empty() ? "" : "; ",
+                            m.name, m.topology, m.gpu_memory.value / 1e9, fmt::join(m.gpus, "/"));
+  }
+  if (!machines.empty()) machines += "\n";
   return fitted_lines(framework) + fmt::format(
       "Validation suite {}: {}\n"
       "machine {}; methods {}\n"
-      "networks {}\n"
+      "{}networks {}\n"
       "per-GPU batches {}{}; GPUs {}; strong scaling {} images per epoch, weak {} per GPU{}\n"
       "{}",
-      suite.name, suite.title, s.topology, names_of(suite.methods), names_of(suite.networks),
-      fmt::join(s.batches, "/"), spatial ? " (per group of GPUs sharing a sample)" : "",
-      fmt::join(s.gpus, "/"), s.strong_images, s.weak_images_per_gpu,
+      suite.name, suite.title, s.topology, names_of(suite.methods), machines,
+      names_of(suite.networks), fmt::join(s.batches, "/"),
+      spatial ? " (per group of GPUs sharing a sample)" : "", fmt::join(s.gpus, "/"),
+      s.strong_images_per_dataset ? "each dataset's" : std::to_string(s.strong_images),
+      s.weak_images_per_gpu,
       s.synthetic_data ? "; synthetic data (no input pipeline)" : "",
       suite.tables.empty() ? ""
                            : "error % = 100 x (predicted - measured) / measured; MAPE = mean "
@@ -70,35 +82,63 @@ std::string header(const Suite& suite, const wl::FrameworkConfig& framework) {
                              "are shown, not counted\n");
 }
 
-// A run's columns, then three of values.
-std::string run_columns(const StudyRun& r) {
-  return fmt::format("  {:<13} {:<6} {:>4} {:>5}", r.network, r.method, r.gpus, r.batch);
-}
+// The widths of a table's run columns: the study's names as long as they come, and a machine
+// column where a run names one.
+struct RunColumns {
+  size_t network = 13, method = 6, machine = 0, batch = 5;
 
-std::string columns_header(const char* first, const char* second, const char* third) {
-  return fmt::format("  {:<13} {:<6} {:>4} {:>5} {:>9} {:>9} {:>8}\n", "network", "method", "gpus",
-                     "batch", first, second, third);
+  void fit(const StudyRun& r) {
+    network = std::max(network, r.network.size());
+    method = std::max(method, r.method.size());
+    batch = std::max(batch, std::to_string(r.batch).size());
+    if (!r.machine.empty()) machine = std::max({machine, r.machine.size(), size_t{7}});
+  }
+  std::string machine_cell(const std::string& name) const {
+    return machine == 0 ? "" : fmt::format(" {:<{}}", name, machine);
+  }
+  // A run's columns, then three of values.
+  std::string of(const StudyRun& r) const {
+    return fmt::format("  {:<{}}{} {:<{}} {:>4} {:>{}}", r.network, network,
+                       machine_cell(r.machine.empty() ? "-" : r.machine), r.method, method, r.gpus,
+                       r.batch, batch);
+  }
+  std::string header(const char* first, const char* second, const char* third) const {
+    return fmt::format("  {:<{}}{} {:<{}} {:>4} {:>{}} {:>9} {:>9} {:>8}\n", "network", network,
+                       machine_cell("machine"), "method", method, "gpus", "batch", batch, first,
+                       second, third);
+  }
+};
+
+std::string bound_text(const Bound& b) {
+  if (b.below && b.above) return fmt::format("({:g}, {:g})", *b.above, *b.below);
+  return b.below ? fmt::format("< {:g}", *b.below) : fmt::format("> {:g}", *b.above);
 }
 
 std::string table_section(const TableSummary& t, const Comparison& c, Metric metric) {
+  RunColumns columns;
+  for (const PointResult& p : c.points) {
+    if (p.table == t.id) columns.fit(p.point);
+  }
+  for (const BoundResult& b : c.bounds) {
+    if (b.table == t.id) columns.fit(b.bound);
+  }
   std::string points, bounds;
   for (const PointResult& p : c.points) {
     if (p.table != t.id) continue;
     const char* note = p.point.suspect  ? "  suspect: not counted"
                        : p.calibration ? "  calibration: fitted on, not counted"
                                        : "";
-    points += run_columns(p.point) + fmt::format(" {:>9.2f} {:>9.2f} {:>+8.1f}{}\n",
+    points += columns.of(p.point) + fmt::format(" {:>9.2f} {:>9.2f} {:>+8.1f}{}\n",
                                                  p.point.measured, p.predicted, p.error_pct, note);
   }
   for (const BoundResult& b : c.bounds) {
     if (b.table != t.id) continue;
-    bounds += run_columns(b.bound) + fmt::format(" {:>9} {:>9.2f} {:>8}\n",
-                                                 fmt::format("< {:g}", b.bound.below), b.predicted,
-                                                 b.holds ? "yes" : "no");
+    bounds += columns.of(b.bound) + fmt::format(" {:>9} {:>9.2f} {:>8}\n", bound_text(b.bound),
+                                                b.predicted, b.holds ? "yes" : "no");
   }
   std::string out = fmt::format("\n{}: {} [{}]\n", t.id, t.title, to_string(metric));
-  if (!points.empty()) out += columns_header("measured", "predicted", "error %") + points;
-  if (!bounds.empty()) out += columns_header("bound", "predicted", "holds") + bounds;
+  if (!points.empty()) out += columns.header("measured", "predicted", "error %") + points;
+  if (!bounds.empty()) out += columns.header("bound", "predicted", "holds") + bounds;
   if (t.mape_pct) {
     out += fmt::format("  MAPE {:.1f}% over {} validation points\n", *t.mape_pct, t.points_in_mape);
   }
@@ -267,13 +307,13 @@ std::string claims_section(const Comparison& c) {
 }
 
 ordered_json run_json(const std::string& table, const StudyRun& run) {
-  return {{"id", run.id},
-          {"table", table},
-          {"network", run.network},
-          {"method", run.method},
-          {"gpus", run.gpus},
-          {"batch", run.batch},
-          {"scaling", run.scaling == sim::Scaling::Weak ? "weak" : "strong"}};
+  ordered_json out = {{"id", run.id}, {"table", table}, {"network", run.network},
+                      {"method", run.method}};
+  if (!run.machine.empty()) out["machine"] = run.machine;  // a suite comparing servers
+  out["gpus"] = run.gpus;
+  out["batch"] = run.batch;
+  out["scaling"] = run.scaling == sim::Scaling::Weak ? "weak" : "strong";
+  return out;
 }
 
 ordered_json optional_number(const std::optional<double>& value) {
@@ -346,7 +386,8 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
   ordered_json bounds = ordered_json::array();
   for (const BoundResult& b : c.bounds) {
     ordered_json bound = run_json(b.table, b.bound);
-    bound["below"] = b.bound.below;
+    if (b.bound.below) bound["below"] = *b.bound.below;
+    if (b.bound.above) bound["above"] = *b.bound.above;
     bound["predicted"] = b.predicted;
     bound["holds"] = b.holds;
     bounds.push_back(bound);

@@ -39,6 +39,18 @@ struct SetupAlternative {
   Origin origin{};
 };
 
+// Another server of a study that compares servers: its topology, the GPU counts it ran and its
+// GPUs' memory, and the networks the suite runs on it (empty: every one). Points, bounds and
+// claims name it by the study's name; a run that names none ran on the setup's machine.
+struct Machine {
+  std::string name;  // the study's ("C4140-B")
+  std::string topology;
+  std::vector<int> gpus;
+  Bytes gpu_memory;
+  std::vector<std::string> networks;
+  Origin origin;
+};
+
 // How the study ran: the machine, the batches, the GPU counts and the images per epoch.
 struct Setup {
   std::string topology;
@@ -50,6 +62,9 @@ struct Setup {
   std::vector<std::string> datasets;  // each network's workload trains on one of them
   std::string precision;
   long strong_images = 0;        // per epoch, whatever the GPU count
+  // `strong_images: dataset`: each network's epoch is its own dataset's samples, whatever the
+  // GPU count; strong_images is then unused.
+  bool strong_images_per_dataset = false;
   long weak_images_per_gpu = 0;  // per epoch and GPU
   Bytes gpu_memory;              // of each of the machine's GPUs
   bool synthetic_data = false;   // the runs fed generated batches: no input pipeline to model
@@ -58,7 +73,11 @@ struct Setup {
   // per tensor as soon as it is ready; empty: the framework's.
   std::optional<double> fusion_mb;
   std::vector<SetupAlternative> alternatives;
+  std::vector<Machine> machines;  // the study's other servers
   Origin origin;
+
+  // The machine named `name` ("": the setup's own, as a Machine).
+  Machine machine(const std::string& name) const;
 
   // This setup read as `reading` says.
   Setup read_as(const SetupAlternative& reading) const {
@@ -71,7 +90,17 @@ struct Setup {
   }
 };
 
-enum class Metric { Speedup, OverheadPct, ImagesPerS, MemoryPretrainGb, MemoryGpu0Gb, MemoryGpuxGb };
+enum class Metric {
+  Speedup,
+  OverheadPct,
+  ImagesPerS,
+  MemoryPretrainGb,
+  MemoryGpu0Gb,
+  MemoryGpuxGb,
+  EpochMin,          // the epoch in minutes
+  GainPct,           // 100 x (epoch on relative_to_machine / epoch on the run's machine - 1)
+  PrecisionSpeedup,  // epoch of the network's twin in the other precision / its own epoch
+};
 const char* to_string(Metric metric);  // the name a table's `metric` gives it
 
 // A run of the study that a table reports on, by the study's names.
@@ -81,6 +110,7 @@ struct StudyRun {
   int gpus = 1;
   int batch = 1;
   sim::Scaling scaling = sim::Scaling::Strong;
+  std::string machine;  // the study's name of the server; "": the setup's
   Origin origin;
 };
 
@@ -91,9 +121,12 @@ struct Point : StudyRun {
   std::string note;
 };
 
-// A run whose metric the study gives only as an upper limit ("<1.5x").
+// A run whose metric the study gives only as a limit ("<1.5x"), or a range ("0%-25%").
 struct Bound : StudyRun {
-  double below = 0;
+  std::optional<double> below, above;  // strict limits; at least one is given
+  bool holds(double predicted) const {
+    return (!below || predicted < *below) && (!above || predicted > *above);
+  }
 };
 
 // Another plausible reading of a table's points, declared with the evidence for it: every point
@@ -111,6 +144,7 @@ struct Table {
   std::string title;
   Metric metric = Metric::Speedup;
   std::string relative_to;  // OverheadPct: the method the overhead is measured against
+  std::string relative_to_machine;  // GainPct: the server the gain is measured against
   std::vector<Point> points;
   std::vector<Bound> bounds;
   std::vector<AlternativeReading> alternatives;
@@ -148,6 +182,13 @@ struct ClaimParams {
   int from_mini_batch = 0, to_mini_batch = 0;
   int method_spatial = 1, baseline_spatial = 1;
   bool fits = true;  // fits_memory
+  // The server the claim is about and, for machine_gain, the ones it is compared with ("": the
+  // setup's machine).
+  std::string machine;
+  std::vector<std::string> baseline_machines;
+  std::string largest;  // precision_speedup: the network whose speedup is the largest
+  std::optional<double> above_pct;  // scaling_efficiency: strictly above this
+  std::optional<double> max_at_least_pct;  // machine_gain: the largest gain reaches this
 };
 
 struct ClaimForm;  // claims.hpp
@@ -174,6 +215,14 @@ struct NameMapping {
   std::vector<int> batches;
   // The framework a network ran under (a shipped name or a file); empty: the setup's.
   std::string framework;
+  // The precision a network trained at; empty: the setup's.
+  std::string precision;
+  // Whether a network's batches are totals split over the GPUs (`batch_per: total`, a fixed
+  // global batch: NCF's 1,048,576); empty: as the setup says.
+  std::optional<bool> batch_total;
+  // The study's network that is this one in another precision (precision_speedup divides its
+  // epoch by this one's); empty: none.
+  std::string twin_of;
 };
 
 struct Suite {
@@ -191,6 +240,13 @@ struct Suite {
   const std::string& workload_of(const std::string& network) const;
   // The framework `network` ran under: its own, or the setup's.
   const std::string& framework_of(const std::string& network) const;
+  // Whether `network`'s batches are totals over the GPUs: its own batch_per, or the setup's.
+  bool batch_total_of(const std::string& network) const;
+  // The precision `network` trained at: its own, or the setup's.
+  const std::string& precision_of(const std::string& network) const;
+  // The network that is `network` in another precision (whose twin_of names it); throws
+  // std::logic_error if none is (the loader checks that a precision_speedup has one).
+  const std::string& twin(const std::string& network) const;
   int spatial_of(const std::string& method) const;
   // The suite's methods and batches that `network` ran with, in the suite's order.
   std::vector<std::string> methods_of(const std::string& network) const;

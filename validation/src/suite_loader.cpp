@@ -26,8 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kSuiteKeys = {
-    "name",     "title",  "source", "setup",  "methods",
+    "name",     "title",        "source", "setup",  "machines", "methods",
     "networks", "alternatives", "tables", "claims", "history"};
+const std::vector<std::string> kMachineKeys = {"topology", "gpus", "gpu_memory", "networks"};
 const std::vector<std::string> kSetupKeys = {"topology",  "framework",     "gpus",
                                              "batches",   "batch_per",     "epochs",
                                              "dataset",   "strong_images", "weak_images_per_gpu",
@@ -37,17 +38,18 @@ const std::vector<std::string> kSetupAlternativeKeys = {
     "id",       "batch_per", "decode_threads", "fusion_mb", "data",
     "networks", "methods",   "frameworks",     "why"};
 const std::vector<std::string> kMethodKeys = {"comm", "spatial"};
-const std::vector<std::string> kNetworkKeys = {"workload", "methods", "batches", "framework"};
+const std::vector<std::string> kNetworkKeys = {"workload",  "methods",   "batches", "batch_per",
+                                               "framework", "precision", "twin_of"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
-                                             "metric", "relative_to", "interpretation",
-                                             "points", "bounds",      "derived_columns",
-                                             "alternatives"};
+                                             "metric", "relative_to", "relative_to_machine",
+                                             "interpretation",        "points",
+                                             "bounds", "derived_columns", "alternatives"};
 const std::vector<std::string> kAlternativeKeys = {"id", "gpus", "why"};
-const std::vector<std::string> kPointKeys = {"network", "method",   "gpus",    "batch",
+const std::vector<std::string> kPointKeys = {"network", "method",   "machine", "gpus",   "batch",
                                              "scaling", "measured", "suspect", "note"};
-const std::vector<std::string> kBoundKeys = {"network", "method",  "gpus",
-                                             "batch",   "scaling", "below"};
+const std::vector<std::string> kBoundKeys = {"network", "method",  "machine", "gpus",
+                                             "batch",   "scaling", "below",   "above"};
 // The memory table's printed percentage columns, kept by the transcriber as a check on the
 // transcription; they are not points, so only their shape is checked.
 const std::vector<std::string> kDerivedColumnKeys = {"network",
@@ -63,7 +65,10 @@ const std::vector<std::pair<const char*, Metric>> kMetrics = {
     {"images_per_s", Metric::ImagesPerS},
     {"memory_pretrain_gb", Metric::MemoryPretrainGb},
     {"memory_gpu0_gb", Metric::MemoryGpu0Gb},
-    {"memory_gpux_gb", Metric::MemoryGpuxGb}};
+    {"memory_gpux_gb", Metric::MemoryGpuxGb},
+    {"epoch_min", Metric::EpochMin},
+    {"gain_pct", Metric::GainPct},
+    {"precision_speedup", Metric::PrecisionSpeedup}};
 
 std::vector<std::string> shipped_suite_names() {
   std::vector<std::string> names;
@@ -177,8 +182,11 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
     s.datasets.push_back(read_string(*dataset, "setup.dataset"));
     wl::shipped_datasets().resolve(s.datasets.back(), "", dataset->origin());
   }
-  s.strong_images =
-      read_integer(map.require("strong_images", "256000"), "setup.strong_images", 1, 1L << 40);
+  // A number, or `dataset`: each network's epoch is its own dataset's.
+  const ConfigNode& strong = map.require("strong_images", "256000");
+  s.strong_images_per_dataset = strong.is_scalar() && strong.value() == "dataset";
+  if (!s.strong_images_per_dataset)
+    s.strong_images = read_integer(strong, "setup.strong_images (or `dataset`)", 1, 1L << 40);
   s.weak_images_per_gpu = read_integer(map.require("weak_images_per_gpu", "256000"),
                                        "setup.weak_images_per_gpu", 1, 1L << 40);
   s.precision = read_one_of(map.require("precision", "fp32"), "setup.precision",
@@ -228,6 +236,38 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
     }
   }
   return s;
+}
+
+// The study's other servers: `{NAME: {topology, gpus, gpu_memory, networks}}`. Their networks
+// are checked once the suite's are read (load_suite).
+std::vector<Machine> read_machines(const ConfigNode& node, const Setup& setup,
+                                   std::vector<const ConfigNode*>& network_lists) {
+  if (!node.is_map() || node.entries().empty())
+    throw ConfigError(node.origin(), "machines must map the study's server names to machines");
+  std::vector<Machine> machines;
+  for (const auto& entry : node.entries()) {
+    const MapReader map(entry.value, "machine " + entry.key, kMachineKeys);
+    Machine& m = machines.emplace_back();
+    m.name = entry.key;
+    m.origin = entry.where();
+    m.topology = map.string("topology", "c4140-b");
+    topo::shipped_topologies().resolve(m.topology, "", map.require("topology", "").origin());
+    const ConfigNode& gpus = map.require("gpus", "[1, 2, 4]");
+    m.gpus = read_counts(gpus, "gpus of machine " + m.name, 1 << 20);
+    if (std::find(m.gpus.begin(), m.gpus.end(), 1) == m.gpus.end())
+      throw ConfigError(gpus.origin(), "a machine's gpus must include 1: speedups are over one GPU");
+    m.gpu_memory = read_bytes(map.require("gpu_memory", "16 GB"), "gpu_memory");
+    for (int b : setup.batches) {
+      for (int g : m.gpus) {
+        if (setup.batch_total && b % g != 0)
+          throw ConfigError(gpus.origin(), fmt::format("a total batch of {} does not split over "
+                                                       "{} GPUs (give GPU counts it divides)",
+                                                       b, g));
+      }
+    }
+    network_lists.push_back(map.find("networks"));
+  }
+  return machines;
 }
 
 // `fill` reads an entry's value into its mapping.
@@ -292,6 +332,12 @@ void read_network(NameMapping& n, const ConfigNode& node, const std::string& fol
   if (const ConfigNode* batches = map.find("batches")) n.batches = names.batches(*batches);
   if (const ConfigNode* framework = map.find("framework"))
     n.framework = framework_of(*framework, folder);
+  if (const ConfigNode* precision = map.find("precision"))
+    n.precision = read_one_of(*precision, "precision", wl::precision_recipe_names());
+  if (const ConfigNode* per = map.find("batch_per"))
+    n.batch_total = read_one_of(*per, "batch_per", {"gpu", "total"}) == "total";
+  // Checked once every network is read (check_twins).
+  if (const ConfigNode* twin = map.find("twin_of")) n.twin_of = read_string(*twin, "twin_of");
 }
 
 void check_alternatives(const ConfigNode& node, const SuiteNames& names,
@@ -327,12 +373,26 @@ void read_run(StudyRun& run, const MapReader& map, const Table& table, const Sui
   run.origin = map.node().origin();
   run.network = names.network(map.require("network", "LeNet"));
   run.method = names.method(map.require("method", "P2P"));
-  run.gpus = names.gpus(map.require("gpus", "8"));
+  if (const ConfigNode* machine = map.find("machine")) run.machine = names.machine(*machine);
+  const ConfigNode& gpus = map.require("gpus", "8");
+  run.gpus = names.gpus(gpus, run.machine);
   run.batch = names.batch(map.require("batch", "16"));
   run.scaling = read_scaling(map.require("scaling", "strong"));
   names.check_run(run.network, run.method, run.batch, map.node().origin());
-  run.id = fmt::format("{}/{}/{}/{}gpu/b{}{}", table.id, run.network, run.method, run.gpus,
-                       run.batch, run.scaling == sim::Scaling::Weak ? "/weak" : "");
+  names.check_on_machine(run.network, run.machine, map.node().origin());
+  // What the metric compares the run with must be a run of the suite too.
+  if (table.metric == Metric::GainPct) {
+    names.check_on_machine(run.network, table.relative_to_machine, map.node().origin());
+    names.gpus(gpus, table.relative_to_machine);
+  }
+  if (table.metric == Metric::PrecisionSpeedup) {
+    const std::string twin = names.twin(run.network, map.node().origin());
+    names.check_run(twin, run.method, run.batch, map.node().origin());
+    names.check_on_machine(twin, run.machine, map.node().origin());
+  }
+  run.id = fmt::format("{}/{}/{}/{}{}gpu/b{}{}", table.id, run.network, run.method,
+                       run.machine.empty() ? "" : run.machine + "/", run.gpus, run.batch,
+                       run.scaling == sim::Scaling::Weak ? "/weak" : "");
 }
 
 Point read_point(const ConfigNode& node, const Table& table, const SuiteNames& names) {
@@ -357,7 +417,12 @@ Bound read_bound(const ConfigNode& node, const Table& table, const SuiteNames& n
   const MapReader map(node, "bound of table " + table.id, kBoundKeys);
   Bound b;
   read_run(b, map, table, names);
-  b.below = read_number(map.require("below", "3"), "below", -1e12, 1e12);
+  if (const ConfigNode* n = map.find("below")) b.below = read_number(*n, "below", -1e12, 1e12);
+  if (const ConfigNode* n = map.find("above")) b.above = read_number(*n, "above", -1e12, 1e12);
+  if (!b.below && !b.above) map.require("below", "3");
+  if (b.below && b.above && *b.above >= *b.below)
+    throw ConfigError(node.origin(), fmt::format("above ({:g}) must be less than below ({:g})",
+                                                 *b.above, *b.below));
   return b;
 }
 
@@ -394,6 +459,17 @@ Table read_table(const std::string& path, const SuiteNames& names) {
   } else if (t.metric == Metric::OverheadPct) {
     map.require("relative_to", "P2P");
   }
+  if (const auto* n = map.find("relative_to_machine")) {
+    if (t.metric != Metric::GainPct) {
+      throw ConfigError(n->origin(),
+                        fmt::format("relative_to_machine applies to metric gain_pct, not {} "
+                                    "(remove it)",
+                                    metric));
+    }
+    t.relative_to_machine = names.machine(*n);
+  } else if (t.metric == Metric::GainPct) {
+    map.require("relative_to_machine", "C4140-B");
+  }
   if (const auto* n = map.find("source")) check_source(*n, "source of table " + t.id);
   if (const auto* n = map.find("interpretation")) check_text(*n, "interpretation");
   for (const ConfigNode* item : list_items(map, "points"))
@@ -419,6 +495,53 @@ std::string file_in(const std::string& folder, const ConfigNode& node, std::stri
                       fmt::format("no {} file '{}' (check the name)", what, file.string()));
   }
   return file.string();
+}
+
+// A network's total batch is split over every GPU count it runs at, on every machine.
+void check_total_batches(const Suite& suite) {
+  std::vector<Machine> machines = {suite.setup.machine("")};
+  machines.insert(machines.end(), suite.setup.machines.begin(), suite.setup.machines.end());
+  for (const NameMapping& n : suite.networks) {
+    if (!n.batch_total.value_or(false)) continue;
+    for (const Machine& m : machines) {
+      if (!m.networks.empty() &&
+          std::find(m.networks.begin(), m.networks.end(), n.study) == m.networks.end())
+        continue;
+      for (int b : suite.batches_of(n.study)) {
+        for (int g : m.gpus) {
+          if (b % g != 0)
+            throw ConfigError(n.origin, fmt::format("network {}'s total batch of {} does not "
+                                                    "split over {} GPUs{} (give batches every "
+                                                    "GPU count divides)",
+                                                    n.study, b, g,
+                                                    m.name.empty() ? "" : " of machine " + m.name));
+        }
+      }
+    }
+  }
+}
+
+// A network is the twin of at most one, in another precision, and no twin has one of its own.
+void check_twins(const Suite& suite, const SuiteNames& names) {
+  std::map<std::string, const NameMapping*> twin_of;
+  for (const NameMapping& m : suite.networks) {
+    if (m.twin_of.empty()) continue;
+    names.network(ConfigNode::scalar(m.twin_of, m.origin));
+    const NameMapping& other = suite.network_mapping(m.twin_of);
+    std::string problem;
+    if (m.twin_of == m.study) problem = "itself";
+    else if (!other.twin_of.empty()) problem = other.study + ", which is a twin itself";
+    else if (twin_of.contains(m.twin_of))
+      problem = m.twin_of + ", which " + twin_of.at(m.twin_of)->study + " already twins";
+    else if (suite.precision_of(m.study) == suite.precision_of(m.twin_of))
+      problem = m.twin_of + ", which trains in the same precision";
+    if (!problem.empty()) {
+      throw ConfigError(m.origin, fmt::format("network {} is twin_of {} (a twin is another "
+                                              "network in another precision)",
+                                              m.study, problem));
+    }
+    twin_of[m.twin_of] = &m;
+  }
 }
 
 // Every point and bound names one run of one table: a second with the same id is a slip.
@@ -474,6 +597,30 @@ const std::string& Suite::workload_of(const std::string& network) const {
 const std::string& Suite::framework_of(const std::string& network) const {
   const NameMapping& m = network_mapping(network);
   return m.framework.empty() ? setup.framework : m.framework;
+}
+
+bool Suite::batch_total_of(const std::string& network) const {
+  return network_mapping(network).batch_total.value_or(setup.batch_total);
+}
+
+const std::string& Suite::precision_of(const std::string& network) const {
+  const NameMapping& m = network_mapping(network);
+  return m.precision.empty() ? setup.precision : m.precision;
+}
+
+const std::string& Suite::twin(const std::string& network) const {
+  for (const NameMapping& m : networks) {
+    if (m.twin_of == network) return m.study;
+  }
+  throw std::logic_error("validation: no network is '" + network + "' in another precision");
+}
+
+Machine Setup::machine(const std::string& name) const {
+  if (name.empty()) return {"", topology, gpus, gpu_memory, {}, origin};
+  for (const Machine& m : machines) {
+    if (m.name == name) return m;
+  }
+  throw std::logic_error("validation: machine '" + name + "' is not in the suite");
 }
 
 int Suite::spatial_of(const std::string& method) const {
@@ -540,6 +687,9 @@ Suite load_suite(const std::string& name_or_path) {
   suite.title = map.string("title", "\"the study's title\"");
   if (const auto* n = map.find("source")) check_source(*n, "source of the suite");
   suite.setup = read_setup(map.require("setup", "{topology: dgx1-v100, ...}"), folder);
+  std::vector<const ConfigNode*> machine_networks;
+  if (const ConfigNode* machines = map.find("machines"))
+    suite.setup.machines = read_machines(*machines, suite.setup, machine_networks);
   suite.methods = read_mappings(map.require("methods", "{P2P: p2p}"), "methods",
                                 [&](NameMapping& m, const ConfigNode& n) {
                                   read_method(m, n, suite.setup);
@@ -549,6 +699,12 @@ Suite load_suite(const std::string& name_or_path) {
                                  [&](NameMapping& m, const ConfigNode& n) {
                                    read_network(m, n, folder, names);
                                  });
+  for (size_t i = 0; i < machine_networks.size(); ++i) {
+    if (machine_networks[i] != nullptr)
+      suite.setup.machines[i].networks = names.networks(*machine_networks[i]);
+  }
+  check_twins(suite, names);
+  check_total_batches(suite);
   for (const SetupAlternative& reading : suite.setup.alternatives) {
     for (const auto& [network, workload] : reading.networks)
       names.network(ConfigNode::scalar(network, reading.origin));

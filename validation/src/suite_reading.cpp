@@ -36,8 +36,28 @@ std::string SuiteNames::method(const ConfigNode& node) const {
   return read_one_of(node, "method", study_names(suite_.methods));
 }
 
-int SuiteNames::gpus(const ConfigNode& node) const {
-  return integer_of(node, "GPU count", suite_.setup.gpus, "gpus");
+int SuiteNames::gpus(const ConfigNode& node) const { return gpus(node, ""); }
+
+int SuiteNames::gpus(const ConfigNode& node, const std::string& machine) const {
+  if (machine.empty()) return integer_of(node, "GPU count", suite_.setup.gpus, "gpus");
+  const int value = static_cast<int>(read_integer(node, "GPU count", 1, 1 << 20));
+  const std::vector<int> allowed = suite_.setup.machine(machine).gpus;
+  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+    throw ConfigError(node.origin(), fmt::format("GPU count {} is not one machine {} runs (its "
+                                                 "gpus: {})",
+                                                 value, machine, fmt::join(allowed, ", ")));
+  }
+  return value;
+}
+
+std::string SuiteNames::machine(const ConfigNode& node) const {
+  std::vector<std::string> names;
+  for (const Machine& m : suite_.setup.machines) names.push_back(m.name);
+  if (names.empty()) {
+    throw ConfigError(node.origin(), "the suite declares no machines: give them in suite.yaml's "
+                                     "`machines`, or remove this one");
+  }
+  return read_one_of(node, "machine", names);
 }
 
 int SuiteNames::batch(const ConfigNode& node) const {
@@ -56,10 +76,18 @@ std::vector<std::string> SuiteNames::methods(const ConfigNode& node) const {
   return names;
 }
 
-std::vector<int> SuiteNames::gpu_counts(const ConfigNode& node) const {
+std::vector<int> SuiteNames::gpu_counts(const ConfigNode& node,
+                                        const std::string& machine) const {
   std::vector<int> values;
-  for (const ConfigNode* item : items_or_one(node, "GPU counts")) values.push_back(gpus(*item));
+  for (const ConfigNode* item : items_or_one(node, "GPU counts"))
+    values.push_back(gpus(*item, machine));
   return values;
+}
+
+std::vector<std::string> SuiteNames::machines(const ConfigNode& node) const {
+  std::vector<std::string> names;
+  for (const ConfigNode* item : items_or_one(node, "machines")) names.push_back(machine(*item));
+  return names;
 }
 
 std::vector<int> SuiteNames::batches(const ConfigNode& node) const {
@@ -83,6 +111,26 @@ void SuiteNames::check_run(const std::string& network, const std::string& method
                                          network, batches.size() == 1 ? "" : "es",
                                          fmt::join(batches, ", "), *batch));
   }
+}
+
+void SuiteNames::check_on_machine(const std::string& network, const std::string& machine,
+                                  const Origin& where) const {
+  if (machine.empty()) return;
+  const std::vector<std::string>& only = suite_.setup.machine(machine).networks;
+  if (!only.empty() && std::find(only.begin(), only.end(), network) == only.end()) {
+    throw ConfigError(where, fmt::format("network {} does not run on machine {} (its networks: "
+                                         "{}; add it there)",
+                                         network, machine, fmt::join(only, ", ")));
+  }
+}
+
+std::string SuiteNames::twin(const std::string& network, const Origin& where) const {
+  for (const NameMapping& m : suite_.networks) {
+    if (m.twin_of == network) return m.study;
+  }
+  throw ConfigError(where, fmt::format("no network is {} in another precision (give one "
+                                       "`twin_of: {}` in suite.yaml's networks)",
+                                       network, network));
 }
 
 std::optional<double> optional_number(const ConfigNode& node, std::string_view what, double min,

@@ -23,18 +23,27 @@ class SuiteNames {
   std::string network(const ConfigNode& node) const;
   std::string method(const ConfigNode& node) const;
   int gpus(const ConfigNode& node) const;   // one of setup.gpus
+  // One of the GPU counts `machine` runs ("": the setup's).
+  int gpus(const ConfigNode& node, const std::string& machine) const;
+  std::string machine(const ConfigNode& node) const;  // one of the suite's machines
   int batch(const ConfigNode& node) const;  // one of setup.batches
 
   // A list, or one value as a list of one.
   std::vector<std::string> networks(const ConfigNode& node) const;
   std::vector<std::string> methods(const ConfigNode& node) const;
-  std::vector<int> gpu_counts(const ConfigNode& node) const;
+  std::vector<int> gpu_counts(const ConfigNode& node, const std::string& machine = "") const;
+  std::vector<std::string> machines(const ConfigNode& node) const;
   std::vector<int> batches(const ConfigNode& node) const;
 
   // Throws, at `where`, unless `network` ran with `method` (at `batch`, if given): suite.yaml's
   // networks may name the methods and batches a network ran with.
   void check_run(const std::string& network, const std::string& method, std::optional<int> batch,
                  const Origin& where) const;
+  // Throws, at `where`, unless the suite runs `network` on `machine` (its networks say).
+  void check_on_machine(const std::string& network, const std::string& machine,
+                        const Origin& where) const;
+  // The network that is `network` in another precision; throws at `where` if there is none.
+  std::string twin(const std::string& network, const Origin& where) const;
 
  private:
   const Suite& suite_;

@@ -68,7 +68,8 @@ LineChart speedup_chart(const Suite& suite, const Metrics& metrics, const Compar
     for (const PointResult& p : c.points) {
       const Point& x = p.point;
       if (table_of(suite, p.table).metric != Metric::Speedup || x.network != net ||
-          x.method != method || x.batch != batch || x.scaling != sim::Scaling::Strong)
+          x.method != method || x.batch != batch || x.scaling != sim::Scaling::Strong ||
+          !x.machine.empty())
         continue;
       if (measured.points.empty())
         measured.points.emplace_back(category_of(setup, 1), 1.0);  // by definition
@@ -77,9 +78,10 @@ LineChart speedup_chart(const Suite& suite, const Metrics& metrics, const Compar
     for (const BoundResult& b : c.bounds) {
       const Bound& x = b.bound;
       if (table_of(suite, b.table).metric != Metric::Speedup || x.network != net ||
-          x.method != method || x.batch != batch || x.scaling != sim::Scaling::Strong)
+          x.method != method || x.batch != batch || x.scaling != sim::Scaling::Strong ||
+          !x.machine.empty() || !x.below)
         continue;
-      bounds.points.emplace_back(category_of(setup, x.gpus), x.below);
+      bounds.points.emplace_back(category_of(setup, x.gpus), *x.below);
     }
     if (!measured.points.empty()) chart.series.push_back(measured);
     if (!bounds.points.empty()) chart.series.push_back(bounds);
