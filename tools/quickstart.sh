@@ -14,7 +14,10 @@ mkdir -p build
 log=build/build.log
 echo "building (log: $log)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$log" 2>&1 || { cat "$log"; exit 1; }
-cmake --build build -j "$(nproc)" >> "$log" 2>&1 || { tail -50 "$log"; exit 1; }
+# `run` needs the executable only; `test` builds every test program too (most of the build).
+target=()
+[ "$what" = run ] && target=(--target gpuscale)
+cmake --build build -j "$(nproc)" "${target[@]}" >> "$log" 2>&1 || { tail -50 "$log"; exit 1; }
 
 if [ "$what" = run ]; then
   # The DGX-1 study (brief §1): five CNNs, 1/2/4/8 V100s, MXNet's P2P (kvstore=device) against

@@ -2,7 +2,8 @@
 // CopyFromTo per GPU into the reducer's merge buffer (each an engine operation on the source
 // GPU's copy worker, with a sync), the reducer's own gradient too (CommDevice::Reduce copies all
 // n sources, comm.h:521-547; one GPU: none), one ElementwiseSum on the reducer, the optimizer
-// once there (update_on_kvstore), then one copy per GPU from the reducer's copy worker. The
+// once there (update_on_kvstore), then one copy per GPU from the reducer's copy worker (one GPU:
+// none, it updates in place). The
 // reducer of each key is MXNet's greedy size-balanced choice
 // (workloads/src/reducer_assignment.hpp). Its copies between GPUs without peer access go as the
 // framework says (FrameworkConfig::copies_without_peer_access: through host memory in MXNet).
@@ -52,7 +53,9 @@ class KvstoreDeviceBuild : public GradientExchangeBuild {
       });
     }
     const NodeId updated = g_.update_op(root, t, {merged});
-    deliver(root, g_.local_copy_op(root, t, {updated}));
+    // The reducer's own replica gets its copy from the merge buffer (CommDevice::Broadcast); one
+    // GPU has no kvstore and updates its weights in place (python/mxnet/model.py:78-80 at 1.1.0).
+    deliver(root, ranks > 1 ? g_.local_copy_op(root, t, {updated}) : updated);
     for (int dst = 0; dst < ranks; ++dst) {
       if (dst == root) continue;
       deliver(dst, g_.engine_op(g_.copy_pool(root), g_.engine_factor(root), {updated}, 1, 1,

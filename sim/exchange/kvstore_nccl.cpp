@@ -34,7 +34,9 @@ class KvstoreNcclBuild : public GradientExchangeBuild {
         });
     const NodeId updated = g_.update_op(0, t, {reduced});
     if (g_.ranks() == 1) {
-      weights[0] = g_.local_copy_op(0, t, {updated});
+      // One GPU has no kvstore: it updates its weights in place (python/mxnet/model.py:78-80 at
+      // 1.1.0), with nothing to copy back.
+      weights[0] = updated;
     } else {
       const NodeId broadcast =
           g_.engine_op(nccl_ops_, process_factor, {updated}, calls, calls, [&](NodeId start) {

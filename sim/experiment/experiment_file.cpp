@@ -137,7 +137,16 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
 }
 
 Experiment load_experiment_file(const std::string& path) {
-  return read_experiment(ConfigNode::load_file(path), fs::path(path).parent_path().string());
+  const ConfigNode root = ConfigNode::load_file(path);
+  // An empty file is a slip (a wrong path, a file not yet written), not a request for the
+  // defaults: running them would print a study nobody asked for.
+  const bool empty = (root.is_scalar() && root.value().empty()) ||
+                     (root.is_map() && root.entries().empty());
+  if (empty) {
+    throw ConfigError(Origin{path, 1}, "the experiment file is empty: give at least one key "
+                                       "(docs/experiments.md), e.g. `workload: resnet-50`");
+  }
+  return read_experiment(root, fs::path(path).parent_path().string());
 }
 
 }  // namespace gpuscale::sim

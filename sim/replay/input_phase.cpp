@@ -17,6 +17,10 @@ InputPhase::InputPhase(ReplayGraph& graph) : g_(graph) {
   decode_s_ = images * s.input.decode_s_per_image / s.framework->input.decode_threads;
 }
 
+double InputPhase::steady_batch_s() const {
+  return g_.setup().mechanisms.input ? decode_s_ : 0;
+}
+
 InputPhase::NodeId InputPhase::decode_batch(int k, Thread& decoder,
                                             const std::vector<NodeId>& taken, double factor) {
   const int prefetch = g_.setup().framework->input.prefetch_batches;

@@ -32,6 +32,10 @@ class InputPhase {
   // Iteration `k`'s batches and issues; notes process 0's decoded batch in `nodes`.
   IssuedWork build(int k, IterationNodes& nodes);
 
+  // The shortest steady-state iteration the decode threads allow: one batch of one process on
+  // them (0 without the input pipeline).
+  double steady_batch_s() const;
+
  private:
   using NodeId = DagExecutor::NodeId;
   using Thread = ReplayGraph::Thread;

@@ -36,9 +36,10 @@ class Replay {
     graph_.run();
     double compute_s = passes.layers_s();
     for (double u : graph_.update_seconds()) compute_s += u;
-    ReplayResult result =
-        measure_replay({&graph_.dag(), &iterations_, graph_.draws().any_varies(), compute_s,
-                        graph_.compute_ranks(), &graph_.compiler().link_bytes()});
+    ReplayResult result = measure_replay({&graph_.dag(), &iterations_,
+                                          graph_.draws().any_varies(), compute_s,
+                                          input.steady_batch_s(), graph_.compute_ranks(),
+                                          &graph_.compiler().link_bytes()});
     if (s_.record_timeline) {
       result.timeline = replay_timeline(*s_.topology, *s_.router, s_.gpus, graph_.dag(),
                                         graph_.compiler(), graph_.kernels());

@@ -23,6 +23,8 @@ struct ReplayMeasureInputs {
   const std::vector<IterationNodes>* iterations = nullptr;
   bool samples_vary = false;  // a sampled run whose iterations differ (VariabilityDraws)
   double compute_s = 0;       // rank 0's kernels of one iteration, alone
+  // The shortest iteration the run can sustain: its decode threads' time per batch (0: none).
+  double min_iteration_s = 0;
   int compute_ranks = 1;
   const std::vector<double>* link_bytes = nullptr;  // ScheduleCompiler::link_bytes
 };

@@ -58,7 +58,8 @@ TEST(Cli, TopoListNamesEveryShippedMachine) {
   for (const char* name : {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m", "dss8440",
                            "r740", "t640", "r940xa", "precision-5820", "sierra-node", "lassen",
                            "dgx-2", "dgx-a100", "dgx-h100", "dgx-h100-superpod", "dgx-h200",
-                           "dgx-h200-superpod", "precision-5820-pcie", "r940xa-32gb"}) {
+                           "dgx-h200-superpod", "precision-5820-pcie", "r940xa-32gb",
+                           "dgx1-v100-32gb"}) {
     EXPECT_THAT(r.out, HasSubstr(name));
   }
 }

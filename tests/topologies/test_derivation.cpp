@@ -38,6 +38,18 @@ links:
   EXPECT_EQ(t.links().size(), 32u);
 }
 
+// `--set gpus.KEY=VALUE` sets KEY on every GPU at once (a DGX-1 of 32 GB V100s), on a cluster's
+// node too; a machine without GPUs to set is one error naming the option.
+TEST(Derivation, SetGpusReachesEveryGpuAtOnce) {
+  const Topology t = Topology::build(load_topology_config("dgx1-v100", {"gpus.memory=32 GB"}));
+  ASSERT_EQ(t.gpus().size(), 8u);
+  for (int g : t.gpus()) EXPECT_DOUBLE_EQ(t.devices()[static_cast<size_t>(g)].memory->value, 32e9);
+  const Topology lassen = Topology::build(load_topology_config("lassen", {"gpus.memory=32 GB"}));
+  for (int g : lassen.gpus())
+    EXPECT_DOUBLE_EQ(lassen.devices()[static_cast<size_t>(g)].memory->value, 32e9);
+  EXPECT_THROW(load_topology_config("dgx1-v100", {"gpus.memry=32 GB"}), ConfigError);
+}
+
 TEST(Derivation, RemovingADeviceRemovesItsLinks) {
   const std::string path = write_temp_file("seven-gpus.yaml", R"(
 base: dgx1-v100

@@ -92,7 +92,7 @@ TEST(ShippedMachines, EveryMachineLoadsValidatesAndRoutesInEveryMode) {
        {"dgx1-v100", "dgx1-p100", "c4140-b", "c4140-k", "c4140-m", "dss8440", "r740", "t640",
         "r940xa", "precision-5820", "sierra-node", "lassen", "dgx-h200", "dgx-h200-superpod",
         "dgx-2", "dgx-a100", "dgx-h100", "dgx-h100-superpod", "dgx-a100-80gb", "dgx-a100-superpod",
-        "precision-5820-pcie", "r940xa-32gb"}) {
+        "precision-5820-pcie", "r940xa-32gb", "dgx1-v100-32gb"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));
   }
   for (const auto& name : names) {

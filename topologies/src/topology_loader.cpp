@@ -330,6 +330,34 @@ TopologyConfig load_topology_config_with(const std::string& name_or_path,
   return read_topology(machine_document(load_chain(path, 0), overrides), path);
 }
 
+namespace {
+
+// `gpus.KEY=VALUE` sets KEY of every GPU of the machine (`--set gpus.memory=32GB`: a DGX-1 of
+// 32 GB V100s), as `devices.gpuN.KEY=VALUE` would one at a time; any other override is itself.
+std::vector<Override> per_gpu(const ConfigNode& doc, const Override& o) {
+  constexpr std::string_view kPrefix = "gpus.";
+  if (!o.assignment.starts_with(kPrefix)) return {o};
+  const std::string rest = o.assignment.substr(kPrefix.size());
+  std::vector<Override> each;
+  if (const ConfigNode* devices = doc.is_map() ? doc.find("devices") : nullptr;
+      devices != nullptr && devices->is_map()) {
+    for (const auto& entry : devices->entries()) {
+      const ConfigNode* kind = entry.value.is_map() ? entry.value.find("kind") : nullptr;
+      if (kind != nullptr && kind->is_scalar() && kind->value() == "gpu")
+        each.push_back({"devices." + entry.key + "." + rest, o.written_at});
+    }
+  }
+  if (each.empty()) {
+    const Origin origin =
+        o.written_at.file.empty() ? Origin{"--set " + o.assignment, 0} : o.written_at;
+    throw ConfigError(origin, "the machine has no device of kind gpu to set (name one: "
+                              "devices.NAME.KEY=VALUE)");
+  }
+  return each;
+}
+
+}  // namespace
+
 ConfigNode machine_document(ConfigNode doc, const std::vector<Override>& overrides) {
   // `--set cluster.node=...` chooses which node file is merged in, so it applies first; every
   // other override applies to the merged machine, where the node's keys exist.
@@ -341,7 +369,8 @@ ConfigNode machine_document(ConfigNode doc, const std::vector<Override>& overrid
   }
   doc = merge_cluster_node(std::move(doc));
   for (const Override& o : overrides) {
-    if (!chooses_node(o)) apply_override(doc, o.assignment, o.written_at);
+    if (chooses_node(o)) continue;
+    for (const Override& gpu : per_gpu(doc, o)) apply_override(doc, gpu.assignment, gpu.written_at);
   }
   return doc;
 }

@@ -403,6 +403,14 @@ Point read_point(const ConfigNode& node, const Table& table, const SuiteNames& n
   p.measured = read_number(measured, "measured", -1e12, 1e12);
   if (p.measured == 0)
     throw ConfigError(measured.origin(), "measured is 0: a relative error needs a non-zero value");
+  // An overhead or a gain may be negative (the method or machine was slower); a speedup, a
+  // throughput, a time, a memory or a ratio of times may not.
+  const bool signed_metric = table.metric == Metric::OverheadPct || table.metric == Metric::GainPct;
+  if (p.measured < 0 && !signed_metric) {
+    throw ConfigError(measured.origin(),
+                      fmt::format("measured is {:g}, but a {} is positive (check the sign)",
+                                  p.measured, to_string(table.metric)));
+  }
   if (const auto* n = map.find("suspect")) p.suspect = read_bool(*n, "suspect");
   if (const auto* n = map.find("note")) p.note = read_string(*n, "note");
   if (table.metric == Metric::MemoryGpuxGb && p.gpus < 2) {

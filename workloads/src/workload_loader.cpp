@@ -18,6 +18,9 @@ namespace {
 
 constexpr int kMaxTemplateDepth = 32;
 constexpr long kMaxRepeat = 10000;
+// Nested blocks multiply their repeats: a model that expands past this many layers is a slip
+// (the largest shipped, GPT-3 175B, has a few thousand), and would exhaust memory.
+constexpr size_t kMaxLayers = 100000;
 
 using Args = std::map<std::string, ConfigNode>;
 
@@ -352,6 +355,12 @@ class Builder {
   }
 
   int append(Layer layer) {
+    if (w_.layers.size() >= kMaxLayers) {
+      throw ConfigError(layer.origin, fmt::format("the model expands to more than {} layers here "
+                                                  "(nested blocks multiply their repeats: lower "
+                                                  "one)",
+                                                  kMaxLayers));
+    }
     if (!index_.emplace(layer.name, static_cast<int>(w_.layers.size())).second) {
       throw ConfigError(layer.origin, fmt::format("two layers are named '{}' (give one of them "
                                                   "another 'name')", layer.name));
