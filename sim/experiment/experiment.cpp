@@ -66,6 +66,7 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   row.setup_s = setup_s;
   row.epoch_s = setup_s + r.iteration_s * iterations;
   row.throughput_img_s = per_iteration / r.iteration_s;
+  row.unit = dataset.unit;
   row.fpbp_s = r.fpbp_s;
   row.wu_s = r.wu_s;
   row.input_wait_s = r.input_wait_s;

@@ -118,7 +118,10 @@ struct ResultRow {
   int gpus = 1;
   int batch = 1;
   int spatial_ways = 1;  // the GPUs sharing each sample (Experiment::spatial)
+  // throughput_img_s: samples per second over all GPUs, whatever a sample is: `unit` says
+  // (the workload's dataset's: "images", "sentence pairs", "sequences").
   double iteration_s = 0, epoch_s = 0, speedup = 0, throughput_img_s = 0;
+  std::string unit = "samples";
   double setup_s = 0;  // paid once per run, in epoch_s (run_setup.hpp)
   double fpbp_s = 0, wu_s = 0, exposed_comm_s = 0;
   double input_wait_s = 0;  // rank 0's GPU, done with a batch, waiting for the next one

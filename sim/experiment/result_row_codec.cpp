@@ -74,6 +74,7 @@ void to_json(json& j, const ResultRow& r) {
        {"epoch_s", r.epoch_s},
        {"speedup", r.speedup},
        {"throughput_img_s", r.throughput_img_s},
+       {"unit", r.unit},
        {"setup_s", r.setup_s},
        {"fpbp_s", r.fpbp_s},
        {"wu_s", r.wu_s},
@@ -106,6 +107,7 @@ void from_json(const json& j, ResultRow& r) {
   j.at("epoch_s").get_to(r.epoch_s);
   j.at("speedup").get_to(r.speedup);
   j.at("throughput_img_s").get_to(r.throughput_img_s);
+  j.at("unit").get_to(r.unit);
   j.at("setup_s").get_to(r.setup_s);
   j.at("fpbp_s").get_to(r.fpbp_s);
   j.at("wu_s").get_to(r.wu_s);

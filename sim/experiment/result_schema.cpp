@@ -71,9 +71,15 @@ const std::vector<Column>& result_columns() {
        {.header = "speedup", .width = 7}},
       {"efficiency", kAlways, [](const OutputRow& o) { return Value(r(o).speedup / r(o).gpus); },
        {.header = "eff %", .width = 6, .scale = kPercent, .decimals = 0}},
+      // Samples per second over all GPUs, in the unit of the workload's dataset; the old key
+      // `throughput_img_s` (the same number, whatever the unit) stays one release for readers
+      // of earlier CSV and JSON.
+      {"throughput", kAlways, [](const OutputRow& o) { return Value(r(o).throughput_img_s); },
+       {.header = "per s", .width = 9, .decimals = 0}},
+      {"unit", kAlways, [](const OutputRow& o) { return Value(r(o).unit); },
+       {.header = "unit", .width = 15, .left = true}},
       {"throughput_img_s", kAlways,
-       [](const OutputRow& o) { return Value(r(o).throughput_img_s); },
-       {.header = "img/s", .width = 9, .decimals = 0}},
+       [](const OutputRow& o) { return Value(r(o).throughput_img_s); }},
       {"fpbp_s", kAlways, [](const OutputRow& o) { return Value(r(o).fpbp_s); },
        {.header = "FP+BP ms", .width = 9, .scale = kMs}},
       {"wu_s", kAlways, [](const OutputRow& o) { return Value(r(o).wu_s); },
@@ -131,7 +137,7 @@ const Column& result_column(std::string_view key) {
 const std::vector<ViewColumn>& run_table_view() {
   static const std::vector<ViewColumn> view = {
       {"workload"},     {"comm"},    {"gpus"},           {"batch"},
-      {"iteration_s"},  {"epoch_s"}, {"speedup"},        {"throughput_img_s"},
+      {"iteration_s"},  {"epoch_s"}, {"speedup"},        {"throughput"}, {"unit"},
       {"fpbp_s"},       {"wu_s"},    {"input_wait_s"},   {"rest_s"},
       {"memory_gpu0_gb"}, {"memory_max_other_gb"},       {"fits_memory"}};
   return view;

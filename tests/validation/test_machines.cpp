@@ -18,8 +18,7 @@ namespace {
 
 using gpuscale::testing::config_error_of;
 using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::StartsWith;
+using testing::load_error_at;
 using testing::tiny_suite_files;
 using testing::write_suite;
 
@@ -80,13 +79,6 @@ std::string machine_suite(const std::string& file = "", const std::string& from 
   return write_suite(files);
 }
 
-std::string error_of(const std::string& dir, const std::string& file, int line) {
-  const std::string message = config_error_of([&] { load_suite(dir); });
-  EXPECT_THAT(message, StartsWith(dir + "/" + file + ":" + std::to_string(line) + ": ")) << message;
-  EXPECT_THAT(message, Not(HasSubstr("\n")));
-  return message;
-}
-
 TEST(SuiteMachines, LoadsMachinesTwinsAndTheNewMetrics) {
   const Suite s = load_suite(machine_suite());
   ASSERT_EQ(s.setup.machines.size(), 1u);
@@ -105,29 +97,29 @@ TEST(SuiteMachines, LoadsMachinesTwinsAndTheNewMetrics) {
 
 TEST(SuiteMachines, EachMistakeIsOneErrorAtItsLine) {
   // A GPU count the machine the gain is measured against does not run.
-  EXPECT_THAT(error_of(machine_suite("gain.yaml", "gpus: 2, batch: 16, scaling: strong, measured",
+  EXPECT_THAT(load_error_at(machine_suite("gain.yaml", "gpus: 2, batch: 16, scaling: strong, measured",
                                      "gpus: 4, batch: 16, scaling: strong, measured"),
                        "gain.yaml", 6),
               HasSubstr("GPU count 4 is not one machine P100 runs (its gpus: 1, 2)"));
   // A network the other machine does not run.
-  EXPECT_THAT(error_of(machine_suite("gain.yaml", "network: LeNet, method: P2P, gpus: 2",
+  EXPECT_THAT(load_error_at(machine_suite("gain.yaml", "network: LeNet, method: P2P, gpus: 2",
                                      "network: ResNet, method: P2P, gpus: 2"),
                        "gain.yaml", 6),
               HasSubstr("network ResNet does not run on machine P100"));
-  EXPECT_THAT(error_of(machine_suite("gain.yaml", "relative_to_machine: P100",
+  EXPECT_THAT(load_error_at(machine_suite("gain.yaml", "relative_to_machine: P100",
                                      "relative_to_machine: P10"),
                        "gain.yaml", 4),
               HasSubstr("unknown machine 'P10'"));
-  EXPECT_THAT(error_of(machine_suite("gain.yaml", "above: 0", "above: 100"), "gain.yaml", 8),
+  EXPECT_THAT(load_error_at(machine_suite("gain.yaml", "above: 0", "above: 100"), "gain.yaml", 8),
               HasSubstr("above (100) must be less than below (100)"));
   // A precision speedup of a network no other network twins.
-  EXPECT_THAT(error_of(machine_suite("precision.yaml", "network: ResNet16", "network: LeNet"),
+  EXPECT_THAT(load_error_at(machine_suite("precision.yaml", "network: ResNet16", "network: LeNet"),
                        "precision.yaml", 5),
               HasSubstr("no network is LeNet in another precision"));
-  EXPECT_THAT(error_of(machine_suite("suite.yaml", "twin_of: ResNet16", "twin_of: LeNet"),
+  EXPECT_THAT(load_error_at(machine_suite("suite.yaml", "twin_of: ResNet16", "twin_of: LeNet"),
                        "suite.yaml", 20),
               HasSubstr("which trains in the same precision"));
-  EXPECT_THAT(error_of(machine_suite("suite.yaml", "gpu_memory: 16 GB, networks",
+  EXPECT_THAT(load_error_at(machine_suite("suite.yaml", "gpu_memory: 16 GB, networks",
                                      "gpu_memory: -16 GB, networks"),
                        "suite.yaml", 16),
               HasSubstr("gpu_memory"));
@@ -139,7 +131,7 @@ TEST(SuiteMachines, EachMistakeIsOneErrorAtItsLine) {
         {"  LeNet: lenet\n", "  LeNet: {workload: lenet, batch_per: total}\n"}}) {
     suite.replace(suite.find(from), from.size(), to);
   }
-  EXPECT_THAT(error_of(write_suite(files), "suite.yaml", 19),
+  EXPECT_THAT(load_error_at(write_suite(files), "suite.yaml", 19),
               HasSubstr("network LeNet's total batch of 16 does not split over 3 GPUs of machine "
                         "P100"));
 }

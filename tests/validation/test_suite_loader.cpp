@@ -19,8 +19,7 @@ namespace {
 using gpuscale::testing::config_error_of;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::StartsWith;
+using testing::load_error_at;
 using testing::tiny_suite_files;
 using testing::write_suite;
 
@@ -31,14 +30,6 @@ std::string suite_with(const std::string& file, const std::string& from, const s
   EXPECT_NE(at, std::string::npos) << from;
   files[file].replace(at, from.size(), to);
   return write_suite(files);
-}
-
-// The error of loading the suite in `dir`, checked to be one line starting at `file`:`line`.
-std::string error_of(const std::string& dir, const std::string& file, int line) {
-  const std::string message = config_error_of([&] { load_suite(dir); });
-  EXPECT_THAT(message, StartsWith(dir + "/" + file + ":" + std::to_string(line) + ": ")) << message;
-  EXPECT_THAT(message, Not(HasSubstr("\n")));
-  return message;
 }
 
 TEST(SuiteLoader, LoadsTheTinySuite) {
@@ -143,7 +134,7 @@ TEST(SuiteLoader, ShipsTheLassenSpatialStudy) {
 
 TEST(SuiteLoader, DataIsADatasetOrSynthetic) {
   EXPECT_FALSE(load_suite(write_suite(tiny_suite_files())).setup.synthetic_data);
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  data: jpeg\n"),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  data: jpeg\n"),
                        "suite.yaml", 10),
               HasSubstr("synthetic"));
 }
@@ -163,7 +154,7 @@ TEST(SuiteLoader, SetupReadingsChangeTheBatchesOrTheDecodeThreads) {
   const validation::Setup both = s.setup.read_as(s.setup.alternatives[1]);
   EXPECT_EQ(both.decode_threads, 8);
   EXPECT_TRUE(both.batch_total);
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n",
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n",
                                   "  epochs: 1\n  alternatives:\n    - {id: none, why: w}\n"),
                        "suite.yaml", 11),
               HasSubstr("must change batch_per, decode_threads, fusion_mb, data, networks, "
@@ -189,12 +180,12 @@ TEST(SuiteLoader, SetupReadingsMayChangeTheFusionBuffer) {
 }
 
 TEST(SuiteLoader, FusionBufferIsNotNegative) {
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  fusion_mb: -1\n"),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  fusion_mb: -1\n"),
                        "suite.yaml", 10),
               AllOf(HasSubstr("fusion_mb"), HasSubstr("outside 0..")));
   const std::string reading = "  epochs: 1\n  alternatives:\n"
                               "    - {id: bad, fusion_mb: -0.5, why: w}\n";
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", reading), "suite.yaml", 11),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", reading), "suite.yaml", 11),
               HasSubstr("fusion_mb"));
 }
 
@@ -208,11 +199,11 @@ TEST(SuiteLoader, SetupReadingsMayMapANetworkToAnotherWorkload) {
   EXPECT_EQ(s.workload_of("ResNet"), "resnet-50");
   const std::string unknown = "  epochs: 1\n  alternatives:\n"
                               "    - {id: x, networks: {VGG: vgg-16}, why: w}\n";
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown), "suite.yaml", 11),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", unknown), "suite.yaml", 11),
               HasSubstr("VGG"));
   const std::string no_workload = "  epochs: 1\n  alternatives:\n"
                                   "    - {id: x, networks: {ResNet: resnet-7}, why: w}\n";
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", no_workload), "suite.yaml", 11),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", no_workload), "suite.yaml", 11),
               HasSubstr("resnet-7"));
 }
 
@@ -226,11 +217,11 @@ TEST(SuiteLoader, SetupReadingsMayMapAMethodToAnotherCommMethod) {
   EXPECT_EQ(s.comm_of("NCCL"), "nccl_reduce_bcast");
   const std::string unknown = "  epochs: 1\n  alternatives:\n"
                               "    - {id: x, methods: {MPI: ring}, why: w}\n";
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown), "suite.yaml", 11),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", unknown), "suite.yaml", 11),
               HasSubstr("MPI"));
   const std::string no_comm = "  epochs: 1\n  alternatives:\n"
                               "    - {id: x, methods: {NCCL: nccl_ring}, why: w}\n";
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", no_comm), "suite.yaml", 11),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", no_comm), "suite.yaml", 11),
               HasSubstr("nccl_ring"));
 }
 
@@ -251,57 +242,57 @@ TEST(SuiteLoader, ANetworkMayRunUnderItsOwnFrameworkAndAReadingMayChangeIt) {
   EXPECT_EQ(s.framework_of("LeNet"), s.setup.framework);
   const std::string unknown_network = "  epochs: 1\n  alternatives:\n"
                                       "    - {id: x, frameworks: {VGG: pytorch-ddp}, why: w}\n";
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown_network), "suite.yaml",
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", unknown_network), "suite.yaml",
                        11),
               HasSubstr("VGG"));
   const std::string unknown_framework = "  epochs: 1\n  alternatives:\n"
                                         "    - {id: x, frameworks: {LeNet: caffe}, why: w}\n";
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", unknown_framework),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", unknown_framework),
                        "suite.yaml", 11),
               HasSubstr("caffe"));
 }
 
 TEST(SuiteLoader, UnknownKeyInAPointNamesFileLineAndTheNearestKey) {
   EXPECT_THAT(
-      error_of(suite_with("speedup.yaml", "measured: 1.5", "measurd: 1.5"), "speedup.yaml", 5),
+      load_error_at(suite_with("speedup.yaml", "measured: 1.5", "measurd: 1.5"), "speedup.yaml", 5),
       AllOf(HasSubstr("unknown key 'measurd'"), HasSubstr("did you mean 'measured'?")));
 }
 
 TEST(SuiteLoader, UnknownKeyInTheSetup) {
-  EXPECT_THAT(error_of(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  epoch: 1\n"),
+  EXPECT_THAT(load_error_at(suite_with("suite.yaml", "  epochs: 1\n", "  epochs: 1\n  epoch: 1\n"),
                        "suite.yaml", 10),
               HasSubstr("unknown key 'epoch' in setup"));
 }
 
 TEST(SuiteLoader, MalformedYaml) {
-  EXPECT_THAT(error_of(suite_with("speedup.yaml", "bounds:\n", "bounds: [\n"), "speedup.yaml", 8),
+  EXPECT_THAT(load_error_at(suite_with("speedup.yaml", "bounds:\n", "bounds: [\n"), "speedup.yaml", 8),
               HasSubstr("malformed YAML"));
 }
 
 TEST(SuiteLoader, NetworkTheSuiteDoesNotMap) {
-  EXPECT_THAT(error_of(suite_with("speedup.yaml", "network: ResNet", "network: ResNett"),
+  EXPECT_THAT(load_error_at(suite_with("speedup.yaml", "network: ResNet", "network: ResNett"),
                        "speedup.yaml", 8),
               HasSubstr("unknown network 'ResNett' (did you mean 'ResNet'?)"));
 }
 
 TEST(SuiteLoader, GpuCountTheSetupDoesNotRun) {
-  EXPECT_THAT(error_of(suite_with("speedup.yaml", "gpus: 8", "gpus: 16"), "speedup.yaml", 8),
+  EXPECT_THAT(load_error_at(suite_with("speedup.yaml", "gpus: 8", "gpus: 16"), "speedup.yaml", 8),
               HasSubstr("GPU count 16 is not one the suite's setup runs (setup.gpus: 1, 2, 4, 8)"));
 }
 
 TEST(SuiteLoader, APointGivenTwice) {
-  EXPECT_THAT(error_of(suite_with("speedup.yaml", "gpus: 4", "gpus: 2"), "speedup.yaml", 6),
+  EXPECT_THAT(load_error_at(suite_with("speedup.yaml", "gpus: 4", "gpus: 2"), "speedup.yaml", 6),
               HasSubstr("speedup/LeNet/P2P/2gpu/b16 is given twice"));
 }
 
 TEST(SuiteLoader, MissingTableFileBlamesTheLineNamingIt) {
   EXPECT_THAT(
-      error_of(suite_with("suite.yaml", "[speedup.yaml]", "[speedups.yaml]"), "suite.yaml", 17),
+      load_error_at(suite_with("suite.yaml", "[speedup.yaml]", "[speedups.yaml]"), "suite.yaml", 17),
       HasSubstr("no table file"));
 }
 
 TEST(SuiteLoader, UnknownClaimParamNamesTheClaimsFile) {
-  EXPECT_THAT(error_of(suite_with("claims.yaml", "{networks: [LeNet], batches: [16], gpus: 8",
+  EXPECT_THAT(load_error_at(suite_with("claims.yaml", "{networks: [LeNet], batches: [16], gpus: 8",
                                   "{netwroks: [LeNet], batches: [16], gpus: 8"),
                        "claims.yaml", 49),
               AllOf(HasSubstr("unknown key 'netwroks' in params of claim 'memory-within'"),
@@ -309,7 +300,7 @@ TEST(SuiteLoader, UnknownClaimParamNamesTheClaimsFile) {
 }
 
 TEST(SuiteLoader, ClaimParamsThatFitNoForm) {
-  EXPECT_THAT(error_of(suite_with("claims.yaml", "from_gpus: 2, to_gpus: [8], batch: 16}",
+  EXPECT_THAT(load_error_at(suite_with("claims.yaml", "from_gpus: 2, to_gpus: [8], batch: 16}",
                                   "from_gpus: 2, batch: 16}"),
                        "claims.yaml", 33),
               AllOf(HasSubstr("params of claim 'wu-better' fit no form of kind wu_scaling"),
@@ -317,7 +308,7 @@ TEST(SuiteLoader, ClaimParamsThatFitNoForm) {
 }
 
 TEST(SuiteLoader, UnknownClaimKind) {
-  EXPECT_THAT(error_of(suite_with("claims.yaml", "kind: faster", "kind: fastr"), "claims.yaml", 3),
+  EXPECT_THAT(load_error_at(suite_with("claims.yaml", "kind: faster", "kind: fastr"), "claims.yaml", 3),
               HasSubstr("unknown claim kind 'fastr' (did you mean 'faster'?)"));
 }
 

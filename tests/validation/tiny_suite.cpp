@@ -2,8 +2,13 @@
 
 #include <unistd.h>
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
+
+#include "tests/support/test_support.hpp"
 
 namespace gpuscale::validation::testing {
 
@@ -138,6 +143,14 @@ std::string write_suite(const std::map<std::string, std::string>& files) {
   std::filesystem::create_directories(dir);
   for (const auto& [name, text] : files) std::ofstream(dir / name) << text;
   return dir.string();
+}
+
+std::string load_error_at(const std::string& dir, const std::string& file, int line) {
+  const std::string message = gpuscale::testing::config_error_of([&] { load_suite(dir); });
+  EXPECT_THAT(message, ::testing::StartsWith(dir + "/" + file + ":" + std::to_string(line) + ": "))
+      << message;
+  EXPECT_THAT(message, ::testing::Not(::testing::HasSubstr("\n")));
+  return message;
 }
 
 Metrics metrics_of(const Suite& suite, const RunModel& run, int largest_batch) {

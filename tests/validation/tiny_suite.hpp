@@ -18,6 +18,9 @@ std::map<std::string, std::string> tiny_suite_files();
 // Writes the files into a fresh temporary folder; returns the folder.
 std::string write_suite(const std::map<std::string, std::string>& files);
 
+// The error of loading the suite in `dir`, checked to be one line starting at `file`:`line`.
+std::string load_error_at(const std::string& dir, const std::string& file, int line);
+
 // Every run of the tiny suite predicted by `run`; every largest batch is `largest_batch`.
 using RunModel = std::function<PredictedRun(const RunKey&)>;
 Metrics metrics_of(const Suite& suite, const RunModel& run, int largest_batch = 100);

@@ -254,7 +254,8 @@ void check_runs(const Claim& c, const ConfigNode& params, const SuiteNames& name
   for (const auto& network : networks) {
     for (const auto& machine : machines) {
       names.check_on_machine(network, machine, params.origin());
-      for (int g : p.gpus) names.gpus(ConfigNode::scalar(std::to_string(g), params.origin()), machine);
+      for (int g : p.gpus)
+        names.gpus(ConfigNode::scalar(std::to_string(g), params.origin()), machine);
     }
   }
 }

@@ -389,8 +389,9 @@ std::vector<Check> fits_memory(const ClaimParams& p, const Metrics& m) {
 std::vector<RunKey> default_runs(const ClaimParams& p, const Metrics& m) {
   std::vector<RunKey> runs;
   for (const auto& net : p.networks) {
+    const int batch = m.suite().batches_of(net).front();
     for (const auto& method : m.suite().methods_of(net)) {
-      for (int g : p.gpus) runs.push_back({net, method, g, m.suite().batches_of(net).front(), p.machine});
+      for (int g : p.gpus) runs.push_back({net, method, g, batch, p.machine});
     }
   }
   return runs;

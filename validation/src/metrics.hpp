@@ -4,8 +4,9 @@
 // steady-state iteration time, its FP+BP and WU parts, and memory per GPU. Everything else
 // follows from the setup (the *.yaml interpretations define each metric):
 //   iterations(G, B)  = ceil(images / (G x B / s)); images = strong_images (or the network's
-//                       dataset's samples), or weak_images_per_gpu x G; s: the GPUs sharing each sample, B: the samples of each group of s
-//                       (a total batch, batch_per: total: ceil(images / B), each GPU runs B / G)
+//                       dataset's samples), or weak_images_per_gpu x G; s: the GPUs sharing
+//                       each sample, B: the samples of each group of s (a total batch,
+//                       batch_per: total: ceil(images / B), each GPU runs B / G)
 //   epoch(G, B)       = setup_s + iteration_s x iterations(G, B)
 //   speedup(G)        = epoch(1) / epoch(G), the same method and batch (strong scaling);
 //                       weak: G x epoch(1) / epoch(G), the throughput ratio

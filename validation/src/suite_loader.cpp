@@ -255,7 +255,8 @@ std::vector<Machine> read_machines(const ConfigNode& node, const Setup& setup,
     const ConfigNode& gpus = map.require("gpus", "[1, 2, 4]");
     m.gpus = read_counts(gpus, "gpus of machine " + m.name, 1 << 20);
     if (std::find(m.gpus.begin(), m.gpus.end(), 1) == m.gpus.end())
-      throw ConfigError(gpus.origin(), "a machine's gpus must include 1: speedups are over one GPU");
+      throw ConfigError(gpus.origin(),
+                        "a machine's gpus must include 1: speedups are over one GPU");
     m.gpu_memory = read_bytes(map.require("gpu_memory", "16 GB"), "gpu_memory");
     for (int b : setup.batches) {
       for (int g : m.gpus) {

@@ -12,6 +12,7 @@ struct Dataset {
   std::string name;
   std::string description;
   long samples = 0;  // samples in one epoch
+  std::string unit = "samples";  // what a sample is, plural ("images", "sentence pairs")
   // What one CPU core takes to turn a stored sample into a training sample (decode, resize,
   // crop, flip, normalise) on a core of the CPU whose base clock is `decode_clock`; 0 for
   // generated data.

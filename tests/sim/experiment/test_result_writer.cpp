@@ -131,23 +131,24 @@ TEST(ResultWriter, AStudyWithNoRowsStillHasItsOwnColumns) {
   EXPECT_THAT(rows_csv({}, RowsOf::Run), ::testing::StartsWith("topology,"));
 }
 
-// The layout `run` has always printed (its format strings before the schema), byte for byte.
+// The layout `run` prints (its format strings before the schema, and since 2026-11-29 the
+// throughput's unit), byte for byte.
 TEST(ResultWriter, TheRunTableKeepsItsLayout) {
   const ResultRow one = result("nccl", 1), eight = result("nccl", 8), p2p = result("p2p", 8);
   std::vector<OutputRow> rows;
   for (const ResultRow* r : {&one, &eight, &p2p}) rows.push_back({r, kSettings, std::nullopt});
   std::string expected = fmt::format(
-      "{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} "
-      "{:>4}\n",
-      "workload", "comm", "gpus", "batch", "iter ms", "epoch s", "speedup", "img/s", "FP+BP ms",
-      "WU ms", "input ms", "rest ms", "GPU0 GB", "other GB", "fits");
+      "{:<13} {:<18} {:>4} {:>5} {:>10} {:>10} {:>7} {:>9} {:<15} {:>9} {:>9} {:>9} {:>9} "
+      "{:>8} {:>8} {:>4}\n",
+      "workload", "comm", "gpus", "batch", "iter ms", "epoch s", "speedup", "per s", "unit",
+      "FP+BP ms", "WU ms", "input ms", "rest ms", "GPU0 GB", "other GB", "fits");
   for (const ResultRow* r : {&one, &eight, &p2p}) {
     if (r == &p2p) expected += "\n";  // another method
     expected += fmt::format(
-        "{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:>9.2f} {:>9.2f} "
-        "{:>9.2f} {:>9.2f} {:>8.2f} {:>8} {:>4}\n",
+        "{:<13} {:<18} {:>4} {:>5} {:>10.2f} {:>10.1f} {:>7.2f} {:>9.0f} {:<15} {:>9.2f} "
+        "{:>9.2f} {:>9.2f} {:>9.2f} {:>8.2f} {:>8} {:>4}\n",
         r->workload, r->comm, r->gpus, r->batch, r->iteration_s * 1e3, r->epoch_s, r->speedup,
-        r->throughput_img_s, r->fpbp_s * 1e3, r->wu_s * 1e3, r->input_wait_s * 1e3,
+        r->throughput_img_s, r->unit, r->fpbp_s * 1e3, r->wu_s * 1e3, r->input_wait_s * 1e3,
         r->rest_s * 1e3, r->memory_gpu0_gb,
         r->gpus > 1 ? fmt::format("{:.2f}", r->memory_max_other_gb) : "-",
         r->fits_memory() ? "yes" : "NO");
