@@ -240,7 +240,7 @@ Setup read_setup(const ConfigNode& node, const std::string& folder) {
 
 // The study's other servers: `{NAME: {topology, gpus, gpu_memory, networks}}`. Their networks
 // are checked once the suite's are read (load_suite).
-std::vector<Machine> read_machines(const ConfigNode& node, const Setup& setup,
+std::vector<Machine> read_machines(const ConfigNode& node,
                                    std::vector<const ConfigNode*>& network_lists) {
   if (!node.is_map() || node.entries().empty())
     throw ConfigError(node.origin(), "machines must map the study's server names to machines");
@@ -258,14 +258,6 @@ std::vector<Machine> read_machines(const ConfigNode& node, const Setup& setup,
       throw ConfigError(gpus.origin(),
                         "a machine's gpus must include 1: speedups are over one GPU");
     m.gpu_memory = read_bytes(map.require("gpu_memory", "16 GB"), "gpu_memory");
-    for (int b : setup.batches) {
-      for (int g : m.gpus) {
-        if (setup.batch_total && b % g != 0)
-          throw ConfigError(gpus.origin(), fmt::format("a total batch of {} does not split over "
-                                                       "{} GPUs (give GPU counts it divides)",
-                                                       b, g));
-      }
-    }
     network_lists.push_back(map.find("networks"));
   }
   return machines;
@@ -506,12 +498,13 @@ std::string file_in(const std::string& folder, const ConfigNode& node, std::stri
   return file.string();
 }
 
-// A network's total batch is split over every GPU count it runs at, on every machine.
+// A network's total batch (its own batch_per, or the setup's) is split over every GPU count it
+// runs at, on every machine.
 void check_total_batches(const Suite& suite) {
   std::vector<Machine> machines = {suite.setup.machine("")};
   machines.insert(machines.end(), suite.setup.machines.begin(), suite.setup.machines.end());
   for (const NameMapping& n : suite.networks) {
-    if (!n.batch_total.value_or(false)) continue;
+    if (!suite.batch_total_of(n.study)) continue;
     for (const Machine& m : machines) {
       if (!m.networks.empty() &&
           std::find(m.networks.begin(), m.networks.end(), n.study) == m.networks.end())
@@ -698,7 +691,7 @@ Suite load_suite(const std::string& name_or_path) {
   suite.setup = read_setup(map.require("setup", "{topology: dgx1-v100, ...}"), folder);
   std::vector<const ConfigNode*> machine_networks;
   if (const ConfigNode* machines = map.find("machines"))
-    suite.setup.machines = read_machines(*machines, suite.setup, machine_networks);
+    suite.setup.machines = read_machines(*machines, machine_networks);
   suite.methods = read_mappings(map.require("methods", "{P2P: p2p}"), "methods",
                                 [&](NameMapping& m, const ConfigNode& n) {
                                   read_method(m, n, suite.setup);
