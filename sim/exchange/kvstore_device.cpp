@@ -3,8 +3,7 @@
 // GPU's copy worker, with a sync), the reducer's own gradient too (CommDevice::Reduce copies all
 // n sources, comm.h:521-547; one GPU: none), one ElementwiseSum on the reducer, the optimizer
 // once there (update_on_kvstore), then one copy per GPU from the reducer's copy worker (one GPU:
-// none, it updates in place). The
-// reducer of each key is MXNet's greedy size-balanced choice
+// none, it updates in place). The reducer of each key is MXNet's greedy size-balanced choice
 // (workloads/src/reducer_assignment.hpp). Its copies between GPUs without peer access go as the
 // framework says (FrameworkConfig::copies_without_peer_access: through host memory in MXNet).
 #include <fmt/format.h>

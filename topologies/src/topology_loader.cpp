@@ -370,7 +370,8 @@ ConfigNode machine_document(ConfigNode doc, const std::vector<Override>& overrid
   doc = merge_cluster_node(std::move(doc));
   for (const Override& o : overrides) {
     if (chooses_node(o)) continue;
-    for (const Override& gpu : per_gpu(doc, o)) apply_override(doc, gpu.assignment, gpu.written_at);
+    for (const Override& gpu : per_gpu(doc, o))
+      apply_override(doc, gpu.assignment, gpu.written_at);
   }
   return doc;
 }

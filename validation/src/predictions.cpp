@@ -141,8 +141,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
                     const std::vector<std::string>& without,
                     std::shared_ptr<const wl::FrameworkConfig> framework_config) {
   const Setup& setup = suite.setup;
-  std::vector<Machine> machines = {setup.machine("")};
-  machines.insert(machines.end(), setup.machines.begin(), setup.machines.end());
+  const std::vector<Machine> machines = setup.all_machines();
   std::vector<std::string> gpu_models;
   for (const Machine& m : machines) gpu_models.push_back(check_machine(m));
   // The cuDNN workspace of a max_batch claim is the setup machine's GPU's.

@@ -78,6 +78,8 @@ struct Setup {
 
   // The machine named `name` ("": the setup's own, as a Machine).
   Machine machine(const std::string& name) const;
+  // The setup's own machine, then the study's other servers.
+  std::vector<Machine> all_machines() const;
 
   // This setup read as `reading` says.
   Setup read_as(const SetupAlternative& reading) const {
@@ -244,8 +246,10 @@ struct Suite {
   bool batch_total_of(const std::string& network) const;
   // The precision `network` trained at: its own, or the setup's.
   const std::string& precision_of(const std::string& network) const;
-  // The network that is `network` in another precision (whose twin_of names it); throws
-  // std::logic_error if none is (the loader checks that a precision_speedup has one).
+  // The network that is `network` in another precision (whose twin_of names it); null if none.
+  const std::string* find_twin(const std::string& network) const;
+  // The same; throws std::logic_error if none is (the loader checks that a precision_speedup
+  // has one).
   const std::string& twin(const std::string& network) const;
   int spatial_of(const std::string& method) const;
   // The suite's methods and batches that `network` ran with, in the suite's order.

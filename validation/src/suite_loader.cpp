@@ -501,8 +501,7 @@ std::string file_in(const std::string& folder, const ConfigNode& node, std::stri
 // A network's total batch (its own batch_per, or the setup's) is split over every GPU count it
 // runs at, on every machine.
 void check_total_batches(const Suite& suite) {
-  std::vector<Machine> machines = {suite.setup.machine("")};
-  machines.insert(machines.end(), suite.setup.machines.begin(), suite.setup.machines.end());
+  const std::vector<Machine> machines = suite.setup.all_machines();
   for (const NameMapping& n : suite.networks) {
     if (!suite.batch_total_of(n.study)) continue;
     for (const Machine& m : machines) {
@@ -610,10 +609,15 @@ const std::string& Suite::precision_of(const std::string& network) const {
   return m.precision.empty() ? setup.precision : m.precision;
 }
 
-const std::string& Suite::twin(const std::string& network) const {
+const std::string* Suite::find_twin(const std::string& network) const {
   for (const NameMapping& m : networks) {
-    if (m.twin_of == network) return m.study;
+    if (m.twin_of == network) return &m.study;
   }
+  return nullptr;
+}
+
+const std::string& Suite::twin(const std::string& network) const {
+  if (const std::string* found = find_twin(network)) return *found;
   throw std::logic_error("validation: no network is '" + network + "' in another precision");
 }
 
@@ -623,6 +627,12 @@ Machine Setup::machine(const std::string& name) const {
     if (m.name == name) return m;
   }
   throw std::logic_error("validation: machine '" + name + "' is not in the suite");
+}
+
+std::vector<Machine> Setup::all_machines() const {
+  std::vector<Machine> all = {machine("")};
+  all.insert(all.end(), machines.begin(), machines.end());
+  return all;
 }
 
 int Suite::spatial_of(const std::string& method) const {

@@ -125,9 +125,7 @@ void SuiteNames::check_on_machine(const std::string& network, const std::string&
 }
 
 std::string SuiteNames::twin(const std::string& network, const Origin& where) const {
-  for (const NameMapping& m : suite_.networks) {
-    if (m.twin_of == network) return m.study;
-  }
+  if (const std::string* found = suite_.find_twin(network)) return *found;
   throw ConfigError(where, fmt::format("no network is {} in another precision (give one "
                                        "`twin_of: {}` in suite.yaml's networks)",
                                        network, network));
