@@ -58,6 +58,8 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   row.workload = c.workload;
   row.comm = c.comm;
   row.exchange = inputs.framework.name + ": " + inputs.exchange->describe();
+  row.framework = inputs.framework.name;
+  row.precision = inputs.setup.precision->name;
   row.scaling = e.scaling == Scaling::Strong ? "strong" : "weak";
   row.gpus = c.gpus;
   row.batch = c.batch;

@@ -78,6 +78,11 @@ struct Experiment {
   int samples = 0;                              // at most kMaxSamples
   std::uint64_t seed = 1;
   bool record_timeline = false;                 // fill ResultRow::timeline (--trace)
+  // The validation suite whose measurements `run` prints beside its rows (a shipped name under
+  // validation/, a suite folder or its suite.yaml), and where it was named; empty: none. Only
+  // the output reads it: the simulation is the same with or without.
+  std::string study;
+  Origin study_written_at{"--study", 0};
 };
 
 // One configuration of an experiment: a workload trained with one gradient exchange and batch on
@@ -115,6 +120,8 @@ struct IterationSpread {
 struct ResultRow {
   std::string topology, workload, comm, scaling;
   std::string exchange;  // how the framework ran `comm` (its name, ExchangeMethod::describe)
+  std::string framework;  // the framework that ran it (FrameworkConfig::name)
+  std::string precision;  // the recipe it trained at (PrecisionRecipe::name)
   int gpus = 1;
   int batch = 1;
   int spatial_ways = 1;  // the GPUs sharing each sample (Experiment::spatial)

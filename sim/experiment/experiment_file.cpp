@@ -25,7 +25,8 @@ const std::vector<std::string> kKeys = {
     "topology",  "set",       "workload",        "gpus",           "batch",    "comm",
     "exchange",  "algo",      "routing",         "scaling",        "images",   "fusion_mb",
     "fusion_cycle_ms",        "decode_threads",  "protocol",       "profile",  "iterations",
-    "framework", "without",   "samples",         "seed",           "spatial",  "precision"};
+    "framework", "without",   "samples",         "seed",           "spatial",  "precision",
+    "study"};
 
 // The file `node` names, looked up now so that an unknown name or a missing file is reported at
 // its line: a shipped name as it is, a path taken from the experiment's folder.
@@ -108,6 +109,11 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
     e.precision = read_string(*n, "precision");
     e.precision_written_at = n->origin();
     wl::check_precision_recipe_name(e.precision, e.precision_written_at);
+  }
+  // Looked up by `run`, which knows the suites (validation/); a path is the file's folder's.
+  if (const auto* n = map.find("study")) {
+    e.study = file_or_name(read_string(*n, "study"), folder);
+    e.study_written_at = n->origin();
   }
   if (const auto* n = map.find("without")) {
     e.without.clear();

@@ -67,6 +67,8 @@ void to_json(json& j, const ResultRow& r) {
        {"comm", r.comm},
        {"scaling", r.scaling},
        {"exchange", r.exchange},
+       {"framework", r.framework},
+       {"precision", r.precision},
        {"gpus", r.gpus},
        {"batch", r.batch},
        {"spatial_ways", r.spatial_ways},
@@ -100,6 +102,8 @@ void from_json(const json& j, ResultRow& r) {
   j.at("comm").get_to(r.comm);
   j.at("scaling").get_to(r.scaling);
   j.at("exchange").get_to(r.exchange);
+  j.at("framework").get_to(r.framework);
+  j.at("precision").get_to(r.precision);
   j.at("gpus").get_to(r.gpus);
   j.at("batch").get_to(r.batch);
   j.at("spatial_ways").get_to(r.spatial_ways);

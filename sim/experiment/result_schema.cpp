@@ -36,7 +36,7 @@ constexpr Shown kAlways = Shown::Always, kStudy = Shown::Study, kSampled = Shown
 
 RunSettings run_settings_of(const Experiment& e) {
   return {e.routing.empty() ? "default" : e.routing, allreduce_buffer_mb(e), e.protocol,
-          decode_threads_of(e), e.precision};
+          decode_threads_of(e)};
 }
 
 const std::vector<Column>& result_columns() {
@@ -50,7 +50,9 @@ const std::vector<Column>& result_columns() {
       {"comm", kAlways, [](const OutputRow& o) { return Value(r(o).comm); },
        {.header = "comm", .width = 18, .left = true}},
       {"exchange", kAlways, [](const OutputRow& o) { return Value(r(o).exchange); }},
-      {"precision", kStudy, [](const OutputRow& o) { return Value(o.settings.precision); },
+      {"framework", kAlways, [](const OutputRow& o) { return Value(r(o).framework); },
+       {.header = "framework", .width = 15, .left = true}},
+      {"precision", kAlways, [](const OutputRow& o) { return Value(r(o).precision); },
        {.header = "precision", .width = 9, .left = true}},
       {"routing", kAlways, [](const OutputRow& o) { return Value(o.settings.routing); }},
       {"fusion_mb", kAlways, [](const OutputRow& o) { return Value(o.settings.fusion_mb); }},

@@ -36,7 +36,6 @@ struct RunSettings {
   double fusion_mb = 0;   // allreduce_buffer_mb
   std::string protocol;   // as asked for ("auto" unresolved)
   int decode_threads = 0;
-  std::string precision{};  // the recipe asked for; empty: the workload's own (a study fills it in)
 };
 RunSettings run_settings_of(const Experiment& experiment);
 

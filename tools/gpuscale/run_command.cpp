@@ -1,6 +1,7 @@
 #include "tools/gpuscale/run_command.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -22,11 +23,13 @@
 #include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/exchange_options.hpp"
 #include "tools/gpuscale/result_text.hpp"
+#include "tools/gpuscale/study_text.hpp"
 #include "topologies/core/csv.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/core/output_file.hpp"
 #include "topologies/src/topology_config.hpp"
 #include "validation/report/timeline_svg.hpp"
+#include "validation/src/run_study.hpp"
 #include "workloads/interop/chakra_trace.hpp"
 #include "workloads/src/spatial_partition.hpp"
 #include "workloads/src/precision_recipe.hpp"
@@ -91,6 +94,10 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
     e.precision_written_at = Origin{"--precision", 0};
   }
   if (given("--without")) e.without = f.without;
+  if (given("--study")) {
+    e.study = f.study == "none" ? "" : f.study;
+    e.study_written_at = Origin{"--study", 0};
+  }
   if (given("--iterations")) {
     e.iterations = f.iterations;
     e.samples = 0;
@@ -105,6 +112,36 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   }
   e.record_timeline = !o.trace.empty() || !o.events.empty() || !o.timeline.empty();
   return e;
+}
+
+// The study an experiment names (`study:`, --study), loaded before anything is simulated.
+std::optional<validation::Suite> study_of(const sim::Experiment& e) {
+  if (e.study.empty()) return std::nullopt;
+  try {
+    validation::suite_yaml(e.study);
+  } catch (const ConfigError& error) {
+    throw ConfigError(e.study_written_at, error.what());  // the line (or flag) that named it
+  }
+  if (validation::suite_kind(e.study) != validation::SuiteKind::study) {
+    throw ConfigError(e.study_written_at,
+                      fmt::format("'{}' is a suite of `gpuscale train` layouts or of layer "
+                                  "times, not of `run`'s configurations: name a study's suite "
+                                  "(a validation/*/suite.yaml without `kind:`)", e.study));
+  }
+  return validation::load_suite(e.study);
+}
+
+// "framework: mxnet; precision: fp32\n": what every row ran under, each once.
+std::string framework_legend(const std::vector<sim::ResultRow>& rows) {
+  std::vector<std::string> frameworks, precisions;
+  for (const sim::ResultRow& r : rows) {
+    if (std::find(frameworks.begin(), frameworks.end(), r.framework) == frameworks.end())
+      frameworks.push_back(r.framework);
+    if (std::find(precisions.begin(), precisions.end(), r.precision) == precisions.end())
+      precisions.push_back(r.precision);
+  }
+  return fmt::format("framework: {}; precision: {}\n", fmt::join(frameworks, ", "),
+                     fmt::join(precisions, ", "));
 }
 
 void check_writable_folder(const std::string& option, const std::string& path) {
@@ -268,6 +305,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
   const report::TimeWindow window = cmd.count("--timeline-window") > 0
                                         ? timeline_window_of(o.timeline_window)
                                         : report::TimeWindow{};
+  const std::optional<validation::Suite> study = study_of(experiment);
   const bool slow = warn_of_slow_configurations(experiment);
   const bool chatty = slow || experiment.workloads.size() * experiment.comms.size() *
                                       experiment.batches.size() * experiment.gpus.size() > 1;
@@ -284,8 +322,13 @@ void run(const RunOptions& o, const CLI::App& cmd) {
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
   const std::vector<sim::OutputRow> output = output_rows(rows, experiment);
+  const std::optional<validation::RunStudy> beside =
+      study ? std::optional(validation::compare_run_with_study(*study, experiment, rows))
+            : std::nullopt;
   if (o.format == "json") {
-    out = results_json(output, experiment).dump(2) + "\n";
+    nlohmann::ordered_json doc = results_json(output, experiment);
+    if (beside) add_study_json(doc, *beside);
+    out = doc.dump(2) + "\n";
   } else if (o.format == "csv") {
     out = results_csv(output);
   } else {
@@ -304,7 +347,9 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     out += "\n";
     std::vector<const sim::ResultRow*> listed;
     for (const sim::ResultRow& r : rows) listed.push_back(&r);
-    out += exchange_legend(listed) + "\n" + sim::rows_table(output, sim::run_table_view(), true);
+    out += exchange_legend(listed) + framework_legend(rows) + "\n";
+    const std::string table = sim::rows_table(output, sim::run_table_view(), true);
+    out += beside ? with_study_columns(table, *beside) + study_footer(*beside) : table;
     if (sampled(rows)) {
       out += fmt::format("\nvariability: {} sampled iterations per configuration, seed {} "
                          "(docs/variability.md); spd = speedup against the mean of 1 GPU, eff = "
@@ -411,6 +456,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--set", e.topology_overrides, "Override a value of the machine: KEY.PATH=VALUE")
       ->allow_extra_args(false);
+  cmd->add_option("--study", e.study, "A validation suite (validation/NAME or a suite folder) "
+                                      "whose measurements are printed beside the rows, with "
+                                      "the error of each prediction; none: no study (default: "
+                                      "the experiment file's `study:`)");
   cmd->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();

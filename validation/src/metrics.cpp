@@ -23,7 +23,7 @@ Metrics::Metrics(const Suite& suite, Predictions predictions)
 const PredictedRun& Metrics::run(const RunKey& key) const {
   const auto it = predictions_.runs.find(key);
   if (it == predictions_.runs.end()) {
-    throw std::logic_error(fmt::format("validation: no prediction for {} {} {} GPUs batch {}{}",
+    throw MissingPrediction(fmt::format("validation: no prediction for {} {} {} GPUs batch {}{}",
                                        key.network, key.method, key.gpus, key.batch,
                                        key.machine.empty() ? "" : " on " + key.machine));
   }

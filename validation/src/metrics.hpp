@@ -22,6 +22,7 @@
 
 #include <compare>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +75,13 @@ struct Predictions {
 };
 
 enum class MemoryColumn { Pretrain, Gpu0, Gpux };
+
+// A metric needs a run the predictions lack: one a `gpuscale run` did not simulate (a suite's
+// own predictions hold every run its tables name, so for them this is our bug).
+class MissingPrediction : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
 
 class Metrics {
  public:

@@ -137,6 +137,18 @@ std::vector<RunGroup> run_groups(const Suite& suite, const Machine& machine) {
 
 }  // namespace
 
+PredictedRun predicted_run(const sim::ResultRow& row) {
+  return {row.iteration_s,    row.setup_s,         row.fpbp_s,
+          row.wu_s,           row.memory_before_training_gb,
+          row.memory_gpu0_gb, row.memory_max_other_gb,
+          row.spatial_ways};
+}
+
+long strong_images_of(const Setup& setup, const wl::Workload& w) {
+  return setup.strong_images_per_dataset ? wl::load_dataset(w.dataset).samples
+                                         : setup.strong_images;
+}
+
 Predictions predict(const Suite& suite, const Progress& progress,
                     const std::vector<std::string>& without,
                     std::shared_ptr<const wl::FrameworkConfig> framework_config) {
@@ -157,9 +169,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
   for (const NameMapping& network : suite.networks) {
     wl::Workload w = wl::load_workload(network.gpuscale);
     check_workload(suite, network, w);
-    predictions.strong_images[network.study] = setup.strong_images_per_dataset
-                                                   ? wl::load_dataset(w.dataset).samples
-                                                   : setup.strong_images;
+    predictions.strong_images[network.study] = strong_images_of(setup, w);
     wl::WorkloadCosts costs = wl::compute_costs(w);
     wl::FrameworkConfig framework = framework_named(suite.framework_of(network.study));
     auto workspace = sim::workspace_of(sim::compute_model_of(w, costs, framework, gpu), w);
@@ -226,10 +236,7 @@ Predictions predict(const Suite& suite, const Progress& progress,
               sim::resolve_exchange(suite.comm_of(method), models.at(network).framework).name;
           if (comm != row.comm || suite.spatial_of(method) != group.spatial) continue;
           predictions.runs[{network, method, row.gpus, batch, job.machine->name}] =
-              PredictedRun{row.iteration_s,    row.setup_s,         row.fpbp_s,
-                           row.wu_s,           row.memory_before_training_gb,
-                           row.memory_gpu0_gb, row.memory_max_other_gb,
-                           row.spatial_ways};
+              predicted_run(row);
         }
       }
     }

@@ -11,11 +11,19 @@
 #include "validation/src/metrics.hpp"
 #include "validation/src/suite.hpp"
 #include "workloads/src/framework.hpp"
+#include "workloads/src/workload.hpp"
 
 namespace gpuscale::validation {
 
 // Called after each simulated configuration (for progress on stderr).
 using Progress = std::function<void(int done, int total, const sim::ResultRow& row)>;
+
+// What the metrics read of a simulated configuration.
+PredictedRun predicted_run(const sim::ResultRow& row);
+
+// The images of a strong-scaling epoch of `w` as the setup counts them: its strong_images, or
+// the workload's dataset's samples (`strong_images: dataset`).
+long strong_images_of(const Setup& setup, const wl::Workload& w);
 
 // Throws ConfigError when the setup does not describe what gpuscale would simulate: a network
 // whose workload trains on another dataset or in another precision than the setup's, a machine

@@ -203,29 +203,6 @@ size_t checked_claims(const Comparison& c) {
   }));
 }
 
-// What a reading changes, in words: "batch per all GPUs together; 39 decode threads;
-// fusion buffer 0 MB; GoogLeNet = googlenet-299; Sample = nccl; EDSR under edsr.yaml".
-std::string reading_text(const SetupAlternative& reading) {
-  std::vector<std::string> parts;
-  if (reading.batch_total)
-    parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
-  if (reading.decode_threads)
-    parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
-  if (reading.fusion_mb) parts.push_back(fmt::format("fusion buffer {} MB", *reading.fusion_mb));
-  if (reading.synthetic_data)
-    parts.push_back(*reading.synthetic_data ? "synthetic data (no input pipeline)"
-                                            : "the dataset read through the input pipeline");
-  for (const auto& [network, workload] : reading.networks)
-    parts.push_back(fmt::format("{} = {}", network, workload));
-  for (const auto& [method, comm] : reading.methods)
-    parts.push_back(fmt::format("{} = {}", method, comm));
-  for (const auto& [network, framework] : reading.frameworks) {
-    parts.push_back(fmt::format("{} under {}", network,
-                                std::filesystem::path(framework).filename().string()));
-  }
-  return fmt::format("{}", fmt::join(parts, "; "));
-}
-
 std::string claims_section(const Comparison& c);
 
 std::string setup_readings_section(const std::vector<SetupReadingResult>& readings) {
@@ -332,6 +309,29 @@ ordered_json optional_bool(const std::optional<bool>& value) {
 }
 
 }  // namespace
+
+// What a reading changes, in words: "batch per all GPUs together; 39 decode threads;
+// fusion buffer 0 MB; GoogLeNet = googlenet-299; Sample = nccl; EDSR under edsr.yaml".
+std::string reading_text(const SetupAlternative& reading) {
+  std::vector<std::string> parts;
+  if (reading.batch_total)
+    parts.push_back(*reading.batch_total ? "batch per all GPUs together" : "batch per GPU");
+  if (reading.decode_threads)
+    parts.push_back(fmt::format("{} decode threads", *reading.decode_threads));
+  if (reading.fusion_mb) parts.push_back(fmt::format("fusion buffer {} MB", *reading.fusion_mb));
+  if (reading.synthetic_data)
+    parts.push_back(*reading.synthetic_data ? "synthetic data (no input pipeline)"
+                                            : "the dataset read through the input pipeline");
+  for (const auto& [network, workload] : reading.networks)
+    parts.push_back(fmt::format("{} = {}", network, workload));
+  for (const auto& [method, comm] : reading.methods)
+    parts.push_back(fmt::format("{} = {}", method, comm));
+  for (const auto& [network, framework] : reading.frameworks) {
+    parts.push_back(fmt::format("{} under {}", network,
+                                std::filesystem::path(framework).filename().string()));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
 
 std::string comparison_table(const Suite& suite, const Comparison& c,
                              const wl::FrameworkConfig& framework,

@@ -23,6 +23,10 @@
 
 namespace gpuscale::validation {
 
+// What a reading of the setup changes, in words: "batch per all GPUs together; 39 decode
+// threads; fusion buffer 0 MB; GoogLeNet = googlenet-299; Sample = nccl; EDSR under edsr.yaml".
+std::string reading_text(const SetupAlternative& reading);
+
 // `readings`: the comparison under each of the setup's alternative readings, reported after the
 // headline's tables as their MAPE per table and bounds held.
 std::string comparison_table(const Suite& suite, const Comparison& comparison,

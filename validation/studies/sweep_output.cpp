@@ -121,9 +121,8 @@ void merge_caches(const std::vector<std::string>& shard_dirs, const std::string&
 }  // namespace
 
 sim::OutputRow output_row(const SweepRow& row) {
-  sim::RunSettings settings = sim::run_settings_of(row.run.experiment);
-  settings.precision = row.run.precision;
-  return {&row.result, settings, sim::StudyPlace{row.index, row.hash, row.run.machine.label}};
+  return {&row.result, sim::run_settings_of(row.run.experiment),
+          sim::StudyPlace{row.index, row.hash, row.run.machine.label}};
 }
 
 void write_sweep_outputs(const Study& study, const SweepOutcome& outcome, const Shard& shard,
