@@ -1,6 +1,7 @@
 #include "sim/experiment/experiment.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -22,6 +24,7 @@
 #include "topologies/core/distribution.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/memory_model.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 
@@ -132,8 +135,60 @@ const wl::FrameworkConfig& framework_file(const std::string& name) {
 
 }  // namespace
 
+void add_override(Experiment& e, const std::string& assignment, const Origin& written_at) {
+  constexpr std::string_view kWorkload = "workload.";
+  if (assignment.starts_with(kWorkload)) {
+    e.workload_overrides.push_back(assignment.substr(kWorkload.size()));
+    return;
+  }
+  const std::string key = assignment.substr(0, assignment.find_first_of(".="));
+  const auto& workload_keys = wl::workload_file_keys();
+  // `name` and `description` are keys of a machine file too.
+  if (key != "name" && key != "description" &&
+      std::find(workload_keys.begin(), workload_keys.end(), key) != workload_keys.end()) {
+    throw ConfigError(written_at, fmt::format("'{}' is a key of a workload, not of the machine: "
+                                              "write workload.{} to set it on every workload",
+                                              key, assignment));
+  }
+  e.topology_overrides.push_back(assignment);
+}
+
+std::string framework_name_for(const Experiment& e, const std::string& workload) {
+  return e.framework.empty() ? wl::published_framework(workload, e.workload_overrides)
+                             : e.framework;
+}
+
+Experiment for_workload(const Experiment& e, const std::string& workload) {
+  Experiment one = e;
+  one.workloads = {workload};
+  one.framework = framework_name_for(e, workload);
+  return one;
+}
+
+namespace {
+
+// The framework named for every workload of `e`; throws if they differ.
+std::string one_framework_name(const Experiment& e) {
+  if (!e.framework.empty()) return e.framework;
+  std::vector<std::string> named;
+  for (const std::string& w : e.workloads) named.push_back(w + ": " + framework_name_for(e, w));
+  const std::string first = framework_name_for(e, e.workloads.front());
+  for (const std::string& w : e.workloads) {
+    if (framework_name_for(e, w) != first) {
+      throw ConfigError(Origin{"--framework", 0},
+                        fmt::format("the workloads were published with different frameworks "
+                                    "({}): give --framework, or run them apart",
+                                    fmt::join(named, ", ")));
+    }
+  }
+  return first;
+}
+
+}  // namespace
+
 wl::FrameworkConfig framework_of(const Experiment& e) {
-  wl::FrameworkConfig f = e.framework_config ? *e.framework_config : framework_file(e.framework);
+  wl::FrameworkConfig f =
+      e.framework_config ? *e.framework_config : framework_file(one_framework_name(e));
   if (e.decode_threads) f.input.decode_threads = *e.decode_threads;
   return f;
 }
@@ -208,28 +263,28 @@ void check_gpu_counts(const Experiment& e) {
 
 std::vector<ResultRow> run_experiment(const Experiment& e,
                                       const std::function<void(int, int, const ResultRow&)>& progress) {
-  // Unknown names, and methods the framework lacks, fail before anything is simulated.
-  const wl::FrameworkConfig framework = framework_of(e);
-  std::vector<std::string> comms;
-  for (const ExchangeChoice& exchange : exchanges_of(e, framework)) comms.push_back(exchange.name);
+  // Each workload under its framework (framework_name_for). Unknown names, and methods a
+  // framework lacks, fail before anything is simulated.
+  std::map<std::string, Experiment> by_workload;
+  std::vector<std::pair<const Experiment*, Configuration>> configs;
   mechanisms_without(e.without);
   check_gpu_counts(e);
-  std::vector<Configuration> configs;
   for (const auto& workload : e.workloads) {
-    for (const auto& comm : comms) {
+    const Experiment& one = by_workload.emplace(workload, for_workload(e, workload)).first->second;
+    for (const ExchangeChoice& exchange : exchanges_of(one, framework_of(one))) {
       for (int batch : e.batches) {
-        for (int gpus : e.gpus) configs.push_back({workload, comm, batch, gpus});
+        for (int gpus : e.gpus) configs.push_back({&one, {workload, exchange.name, batch, gpus}});
       }
     }
   }
-  auto simulate = [&](const Configuration& c) {
-    return run_isolated_as([&] { return simulate_configuration(e, c); });
+  auto simulate = [](const Experiment& one, const Configuration& c) {
+    return run_isolated_as([&] { return simulate_configuration(one, c); });
   };
   std::vector<ResultRow> rows;
   std::map<std::tuple<std::string, std::string, int>, double> one_gpu_epoch;
   const int total = static_cast<int>(configs.size());
-  for (const Configuration& c : configs) {
-    ResultRow row = simulate(c);
+  for (const auto& [one, c] : configs) {
+    ResultRow row = simulate(*one, c);
     if (c.gpus == 1) one_gpu_epoch[{c.workload, c.comm, c.batch}] = row.epoch_s;
     rows.push_back(std::move(row));
     if (progress) progress(static_cast<int>(rows.size()), total, rows.back());
@@ -237,7 +292,10 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
   // Speedup against the same method, workload and batch on one GPU (simulated if not asked for).
   for (ResultRow& row : rows) {
     const auto key = std::make_tuple(row.workload, row.comm, row.batch);
-    if (!one_gpu_epoch.contains(key)) one_gpu_epoch[key] = simulate({row.workload, row.comm, row.batch, 1}).epoch_s;
+    if (!one_gpu_epoch.contains(key)) {
+      one_gpu_epoch[key] =
+          simulate(by_workload.at(row.workload), {row.workload, row.comm, row.batch, 1}).epoch_s;
+    }
     set_speedup(row, e.scaling, one_gpu_epoch[key]);
   }
   return rows;

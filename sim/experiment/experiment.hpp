@@ -35,11 +35,14 @@ inline constexpr int kMaxSamples = 1000;
 
 struct Experiment {
   std::string topology = "dgx1-v100";
-  std::string framework = "mxnet";              // workloads/frameworks/NAME.yaml
+  // workloads/frameworks/NAME.yaml or a file; empty: each workload's own (framework_name_for).
+  std::string framework;
   // A framework held in memory (`gpuscale fit` trying host costs); replaces `framework`'s file.
   std::shared_ptr<const wl::FrameworkConfig> framework_config;
   std::vector<std::string> without;             // host mechanisms switched off (mechanism_names)
   std::vector<std::string> topology_overrides;  // --set on the machine ("link_kinds.nvlink...")
+  // --set on every workload ("input.height=96", written `workload.input.height=96`).
+  std::vector<std::string> workload_overrides;
   // A machine written inline (a study's derived machine, `base:` resolved); `topology` names it.
   std::shared_ptr<const ConfigNode> topology_document;
   std::vector<std::string> workloads = {"resnet-50"};
@@ -148,7 +151,20 @@ struct ResultRow {
   Timeline timeline;  // when the experiment records one
 };
 
-// The experiment's framework: the one held in memory, else its file.
+// A `--set` (or an experiment's `set:` entry, written at `written_at`) added where it belongs:
+// `workload.KEY.PATH=VALUE` to every workload (the prefix dropped), any other to the machine.
+// Throws ConfigError for a key only a workload file has written without the prefix.
+void add_override(Experiment& e, const std::string& assignment, const Origin& written_at);
+
+// The framework `workload` runs under in the experiment: the experiment's, else the workload's
+// own (wl::published_framework).
+std::string framework_name_for(const Experiment& e, const std::string& workload);
+// The experiment narrowed to `workload`, its framework named (framework_name_for).
+Experiment for_workload(const Experiment& e, const std::string& workload);
+
+// The experiment's framework: the one held in memory, else its file; the workloads' own
+// (framework_name_for) when it names none, which must then be one for all of them (else a
+// ConfigError asking for --framework).
 wl::FrameworkConfig framework_of(const Experiment& e);
 
 // How the experiment's allreduce methods group gradients: the framework's, with the experiment's

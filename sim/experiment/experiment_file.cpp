@@ -15,6 +15,7 @@
 #include "topologies/src/topology_loader.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/workload_document.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 namespace {
@@ -48,8 +49,10 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   if (const auto* n = map.find("set")) {
     std::vector<Override> written;
     for (const ConfigNode* item : items_or_one(*n, "set")) {
-      e.topology_overrides.push_back(read_string(*item, "a machine override (KEY.PATH=VALUE)"));
-      written.push_back({e.topology_overrides.back(), item->origin()});
+      const size_t on_machine = e.topology_overrides.size();
+      add_override(e, read_string(*item, "an override (KEY.PATH=VALUE)"), item->origin());
+      if (e.topology_overrides.size() > on_machine)
+        written.push_back({e.topology_overrides.back(), item->origin()});
     }
     topo::load_topology_config_with(e.topology, written);  // a bad override fails at its line
   }
@@ -138,6 +141,16 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
     }
     e.seed = static_cast<std::uint64_t>(
         read_integer(*n, "seed", 0, std::numeric_limits<long>::max()));
+  }
+  // Every workload read with the workload overrides, so that a bad one fails at the `set:` line.
+  if (const auto* n = map.find("set"); n != nullptr && !e.workload_overrides.empty()) {
+    for (const std::string& workload : e.workloads) {
+      try {
+        wl::load_workload(workload, e.workload_overrides);
+      } catch (const ConfigError& error) {
+        throw ConfigError(n->origin(), error.what());
+      }
+    }
   }
   return e;
 }

@@ -7,6 +7,7 @@
 #include "workloads/src/layer_costs.hpp"
 #include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_at_precision.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
 
@@ -35,7 +36,9 @@ LayerTimesReport layer_times_of(const LayerTimesRequest& request) {
                                               Origin{"--precision", 0}, request.overrides);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
   const wl::FrameworkConfig framework =
-      wl::load_framework(request.framework, Origin{"--framework", 0});
+      request.framework.empty()
+          ? wl::load_framework(wl::published_framework(request.model, request.overrides))
+          : wl::load_framework(request.framework, Origin{"--framework", 0});
   const compute::GpuSpec gpu = compute::load_gpu_spec(request.gpu, Origin{"--gpu", 0});
   const auto model = compute_model_of(w, costs, framework, gpu, request.profile);
   const wl::PrecisionRecipe& recipe = framework.precision_of(w);

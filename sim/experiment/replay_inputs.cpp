@@ -35,7 +35,7 @@ InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workloa
 
 // The workload `name` at the experiment's precision, where it names one.
 wl::Workload workload_at(const Experiment& e, const std::string& name) {
-  return wl::load_workload_at(name, e.precision, e.precision_written_at);
+  return wl::load_workload_at(name, e.precision, e.precision_written_at, e.workload_overrides);
 }
 
 // The spec of the job's first GPU; an unknown model is reported at the device's line.

@@ -196,8 +196,8 @@ TEST(CliRun, AFusionCycleOfZeroRemovesTheTickAndOutputsNameTheExchange) {
   };
   auto run = [](const std::string& args) {
     const std::string events = testing::temp_prefix("fusion-events") + ".csv";
-    const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 8 --batch 32 "
-                               "--comm nccl --without input,coordination --format json "
+    const auto r = run_command(kGpuscale + " run --framework mxnet --workload resnet-50 --gpus 8 "
+                               "--batch 32 --comm nccl --without input,coordination --format json "
                                "--events " + events + " " + args);
     EXPECT_EQ(r.status, 0) << r.err;
     const auto row = nlohmann::json::parse(r.out)["results"][0];
@@ -226,9 +226,9 @@ TEST(CliRun, AFusionCycleOfZeroRemovesTheTickAndOutputsNameTheExchange) {
   EXPECT_THAT(table.out, ::testing::HasSubstr("exchange: nccl = mxnet: horovod fusion 64 MiB with no cycle\n"));
   EXPECT_THAT(table.out, ::testing::HasSubstr("exchange: p2p = mxnet: kvstore=device per key\n"));
   const auto csv = run_command(kGpuscale + " run " + file + " --format csv");
-  EXPECT_THAT(csv.out, ::testing::HasSubstr("comm,exchange,routing"));
+  EXPECT_THAT(csv.out, ::testing::HasSubstr("comm,exchange,framework,precision,routing"));
   EXPECT_THAT(csv.out, ::testing::HasSubstr(",nccl,mxnet: horovod fusion 64 MiB with no cycle,"
-                                            "default,"));
+                                            "mxnet,fp32,default,"));
 }
 
 // Horovod negotiates each cycle's ready tensors before it allreduces them: with every tensor
@@ -279,7 +279,7 @@ TEST(CliRun, TheColumnsMakeTheIterationAndOnlyAForwardOverlappingWuMakesTheRestN
     EXPECT_EQ(r.status, 0) << r.err;
     return nlohmann::json::parse(r.out)["results"];
   };
-  for (const auto& row : rows("--comm p2p,nccl_reduce_bcast,nccl")) {
+  for (const auto& row : rows("--comm p2p,nccl_reduce_bcast,nccl --framework mxnet")) {
     const double sum = row["fpbp_s"].get<double>() + row["wu_s"].get<double>() +
                        row["input_wait_s"].get<double>() + row["rest_s"].get<double>();
     EXPECT_NEAR(sum, row["iteration_s"].get<double>(), 1e-9) << row.dump();
@@ -318,8 +318,9 @@ TEST(CliRun, AluminumIsNcclBelow64GpusAndCutsSmallAllreducesAt256) {
 
 // p2p on 1000 GPUs takes the simulator many minutes: the user hears so before the wait.
 TEST(CliRun, AConfigurationThatTakesMinutesSaysSoFirst) {
+  // MXNet's kvstore=device: per-key copies over the whole fabric.
   const auto r = run_command("timeout 3 " + kGpuscale + " run --topology lassen --gpus 1000 "
-                             "--comm p2p --workload resnet-50");
+                             "--comm p2p --workload resnet-50 --framework mxnet");
   EXPECT_EQ(r.status, 124);  // still simulating
   EXPECT_THAT(r.err, ::testing::HasSubstr("warning: p2p on 1000 GPUs takes the simulator about "
                                           "17 minutes"));
@@ -418,6 +419,58 @@ TEST(CliRun, AnExperimentFilesSetEntryIsBlamedAtItsLine) {
   EXPECT_THAT(r.err, ::testing::StartsWith(file + ":3: unknown key 'lanes'")) << r.err;
 }
 
+// Without --framework each workload runs under the framework its file names (resnet-50:
+// torchvision's, so PyTorch DDP; lenet: MXNet's example symbol), and every row says which and at
+// what precision; --framework runs them all under one.
+TEST(CliRun, EachWorkloadRunsUnderItsPublishedFrameworkUnlessOneIsGiven) {
+  const std::string base = kGpuscale + " run --workload resnet-50,lenet --gpus 1 --batch 16 "
+                                       "--comm nccl --format json";
+  const auto own = run_command(base);
+  ASSERT_EQ(own.status, 0) << own.err;
+  const auto rows = nlohmann::json::parse(own.out)["results"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["framework"], "pytorch-ddp");
+  EXPECT_EQ(rows[1]["framework"], "mxnet");
+  EXPECT_EQ(rows[0]["precision"], "fp32");
+  EXPECT_THAT(rows[0]["exchange"].get<std::string>(), ::testing::StartsWith("pytorch-ddp: "));
+  const auto one = run_command(base + " --framework mxnet");
+  ASSERT_EQ(one.status, 0) << one.err;
+  for (const auto& row : nlohmann::json::parse(one.out)["results"]) EXPECT_EQ(row["framework"], "mxnet");
+  const auto table = run_command(kGpuscale + " run --workload resnet-50,lenet --gpus 1 --comm nccl");
+  EXPECT_THAT(table.out, ::testing::HasSubstr("framework: pytorch-ddp, mxnet; precision: fp32\n"));
+}
+
+// `--set workload.KEY=VALUE` reaches every workload of the run: a smaller input is less work and
+// less memory; a workload's key written without the prefix is refused with the fix.
+TEST(CliRun, SetOnWorkloadsChangesEveryWorkloadAndAWorkloadKeyNeedsItsPrefix) {
+  const std::string base = kGpuscale + " run --workload lenet,alexnet-mxnet --gpus 1 --batch 16 "
+                                       "--comm p2p --without input --format json";
+  const auto full = run_command(base);
+  const auto small = run_command(base + " --set workload.input.height=112 "
+                                        "--set workload.input.width=112");
+  ASSERT_EQ(full.status, 0) << full.err;
+  ASSERT_EQ(small.status, 0) << small.err;
+  const auto a = nlohmann::json::parse(full.out)["results"];
+  const auto b = nlohmann::json::parse(small.out)["results"];
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_LT(b[i]["fpbp_s"].get<double>(), a[i]["fpbp_s"].get<double>()) << a[i]["workload"];
+    EXPECT_LT(b[i]["memory_gpu0_gb"].get<double>(), a[i]["memory_gpu0_gb"].get<double>());
+  }
+
+  const auto refused = run_command(kGpuscale + " run --workload lenet --gpus 1 --set input.height=96");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(refused.err, "--set: 'input' is a key of a workload, not of the machine: write "
+                         "workload.input.height=96 to set it on every workload\n");
+  const std::string file = testing::write_temp_file(
+      "bad-workload-set.yaml", "workload: lenet\ngpus: 1\nset:\n  - workload.input.heigth=96\n");
+  const auto at_line = run_command(kGpuscale + " run " + file);
+  EXPECT_EQ(at_line.status, 2);
+  EXPECT_THAT(at_line.err, ::testing::StartsWith(file + ":4: ")) << at_line.err;  // the entry
+  EXPECT_THAT(at_line.err, ::testing::HasSubstr("heigth")) << at_line.err;
+}
+
 TEST(CliRun, TraceHasATrackPerGpuAndPerLinkAndKernelsThatDoNotOverlapInALane) {
   const std::string trace = std::string(GPUSCALE_TEST_TMPDIR) + "/run-trace.json";
   std::remove(trace.c_str());
@@ -451,7 +504,7 @@ TEST(CliRun, TraceEventsHaveAPidFromOneACategoryAndArgs) {
   const std::string trace = std::string(GPUSCALE_TEST_TMPDIR) + "/run-trace-args.json";
   std::remove(trace.c_str());
   const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 1,2 --batch 16 "
-                             "--comm p2p --trace " + trace);
+                             "--comm p2p --framework mxnet --trace " + trace);
   ASSERT_EQ(r.status, 0) << r.err;
   std::ifstream in(trace);
   const auto j = nlohmann::json::parse(in);

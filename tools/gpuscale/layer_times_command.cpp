@@ -187,8 +187,8 @@ void add_layer_times_command(CLI::App& workload) {
       ->capture_default_str();
   cmd->add_option("--framework", o->request.framework,
                   "Framework constants (workloads/frameworks): its cuDNN autotuning and "
-                  "workspace limit pick the convolution algorithms")
-      ->capture_default_str();
+                  "workspace limit pick the convolution algorithms; default: the model's own, "
+                  "the one its file names (`framework:`), else mxnet");
   cmd->add_option("--profile", o->request.profile, "Measured per-layer times (docs/compute-model.md)");
   cmd->add_option("--precision", o->request.precision, "Precision recipe, as the framework runs it: fp32, "
                                                "tf32, amp, fp16, bf16 or fp8 (default: the "

@@ -10,8 +10,10 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include "sim/experiment/experiment.hpp"
@@ -61,8 +63,8 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   auto given = [&cmd](const char* flag) { return cmd.count(flag) > 0; };
   if (given("--topology")) e.topology = f.topology;
   if (given("--set")) {
-    e.topology_overrides.insert(e.topology_overrides.end(), f.topology_overrides.begin(),
-                                f.topology_overrides.end());
+    for (const std::string& assignment : f.topology_overrides)
+      sim::add_override(e, assignment, Origin{"--set", 0});
   }
   if (given("--workload")) e.workloads = f.workloads;
   if (given("--gpus")) {
@@ -218,9 +220,11 @@ bool sampled(const std::vector<sim::ResultRow>& rows) {
 // settings the experiment ran them with.
 std::vector<sim::OutputRow> output_rows(const std::vector<sim::ResultRow>& rows,
                                         const sim::Experiment& e) {
-  const sim::RunSettings settings = sim::run_settings_of(e);
+  std::map<std::string, sim::RunSettings> settings;  // by workload: its framework's
+  for (const std::string& workload : e.workloads)
+    settings.emplace(workload, sim::run_settings_of(sim::for_workload(e, workload)));
   std::vector<sim::OutputRow> out;
-  for (const sim::ResultRow& r : rows) out.push_back({&r, settings, std::nullopt});
+  for (const sim::ResultRow& r : rows) out.push_back({&r, settings.at(r.workload), std::nullopt});
   return out;
 }
 
@@ -262,22 +266,25 @@ void check_memory(const std::vector<sim::ResultRow>& rows, bool strict) {
   }
 }
 
-// Says so before a configuration that takes the simulator minutes; whether any does.
+// Says so before a configuration that takes the simulator minutes (once per method and GPU
+// count, whatever the workloads); whether any does.
 bool warn_of_slow_configurations(const sim::Experiment& e) {
-  bool slow = false;
-  for (const sim::ExchangeChoice& exchange : sim::exchanges_of(e, sim::framework_of(e))) {
-    for (int gpus : e.gpus) {
-      const double seconds = sim::expected_simulation_seconds(exchange, gpus);
-      if (seconds < 30) continue;
-      slow = true;
-      warning(fmt::format("{} on {} GPUs takes the simulator about {:.0f} minutes per "
-                          "configuration (its per-key copies share the fabric; the time grows "
-                          "with the square of the GPUs); MXNet's kvstore=device reduces within "
-                          "one machine: nccl or hierarchical simulate this in seconds",
-                          exchange.name, gpus, std::ceil(seconds / 60)));
+  std::set<std::pair<std::string, int>> slow;
+  for (const std::string& workload : e.workloads) {
+    const sim::Experiment one = sim::for_workload(e, workload);
+    for (const sim::ExchangeChoice& exchange : sim::exchanges_of(one, sim::framework_of(one))) {
+      for (int gpus : e.gpus) {
+        const double seconds = sim::expected_simulation_seconds(exchange, gpus);
+        if (seconds < 30 || !slow.emplace(exchange.name, gpus).second) continue;
+        warning(fmt::format("{} on {} GPUs takes the simulator about {:.0f} minutes per "
+                            "configuration (its per-key copies share the fabric; the time grows "
+                            "with the square of the GPUs); MXNet's kvstore=device reduces within "
+                            "one machine: nccl or hierarchical simulate this in seconds",
+                            exchange.name, gpus, std::ceil(seconds / 60)));
+      }
     }
   }
-  return slow;
+  return !slow.empty();
 }
 
 // --export-chakra's graph: the experiment's one configuration's iteration (iteration_trace.hpp).
@@ -429,8 +436,9 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(sim::protocol_choice_names()))
       ->capture_default_str();
   cmd->add_option("--framework", e.framework, "How iterations execute: a shipped framework or a "
-                                              "file (workloads/frameworks)")
-      ->capture_default_str();
+                                              "file (workloads/frameworks); default: each "
+                                              "workload's own, the one its file names "
+                                              "(`framework:`), else mxnet");
   cmd->add_option("--precision", e.precision, "Precision recipe, as the framework runs it: fp32, "
                                               "tf32, amp, fp16, bf16 or fp8 (default: the "
                                               "workload's; docs/compute-model.md)")
@@ -454,7 +462,9 @@ void add_run_command(CLI::App& app) {
       ->excludes(iterations);
   cmd->add_option("--seed", e.seed, "The seed of --samples' draws: same seed, same output")
       ->capture_default_str();
-  cmd->add_option("--set", e.topology_overrides, "Override a value of the machine: KEY.PATH=VALUE")
+  cmd->add_option("--set", e.topology_overrides,
+                  "Override a value of the machine, KEY.PATH=VALUE (gpus.KEY: every GPU), or of "
+                  "every workload, workload.KEY.PATH=VALUE (workload.input.height=96)")
       ->allow_extra_args(false);
   cmd->add_option("--study", e.study, "A validation suite (validation/NAME or a suite folder) "
                                       "whose measurements are printed beside the rows, with "

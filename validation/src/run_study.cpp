@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "sim/exchange/exchange_choice.hpp"
 #include "validation/src/metrics.hpp"
@@ -34,7 +35,7 @@ bool reads_input(const sim::Experiment& e) {
 // Whether the run reads the study as `reading` does: it has every setting the reading changes.
 // A batch over all GPUs together is no setting of `run`, so a reading that needs one is never
 // followed.
-bool follows(const sim::Experiment& e, const SetupAlternative& reading) {
+bool follows(const Suite& suite, const sim::Experiment& e, const SetupAlternative& reading) {
   if (reading.batch_total) return false;
   if (reading.decode_threads && e.decode_threads != reading.decode_threads) return false;
   if (reading.fusion_mb && e.fusion_mb != reading.fusion_mb) return false;
@@ -46,7 +47,8 @@ bool follows(const sim::Experiment& e, const SetupAlternative& reading) {
     if (std::find(e.comms.begin(), e.comms.end(), comm) == e.comms.end()) return false;
   }
   for (const auto& [network, framework] : reading.frameworks) {
-    if (stem(e.framework) != stem(framework)) return false;
+    if (stem(sim::framework_name_for(e, suite.workload_of(network))) != stem(framework))
+      return false;
   }
   return true;
 }
@@ -147,29 +149,46 @@ std::string headline_text(const Suite& suite, const wl::FrameworkConfig& framewo
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-// What the run changes of the study's setup (as the readings it follows have it); `framework`:
-// the setup's.
+// What the run changes of the study's setup (as the readings it follows have it): `framework`
+// is the setup's, `frameworks` the names of every framework the study ran under.
 std::vector<std::string> departures_of(const Suite& suite, const sim::Experiment& e,
-                                       const wl::FrameworkConfig& framework) {
+                                       const wl::FrameworkConfig& framework,
+                                       const std::set<std::string>& frameworks,
+                                       const std::vector<sim::ResultRow>& rows) {
   const Setup& s = suite.setup;
   std::vector<std::string> out;
   if (!e.topology_overrides.empty()) {
     out.push_back(fmt::format("the machine is changed by --set ({}): the errors are a what-if's",
                               fmt::join(e.topology_overrides, ", ")));
   }
-  if (stem(e.framework) != stem(s.framework)) {
-    out.push_back(fmt::format("the study ran under {}, this run under {}: only networks that ran "
-                              "under {} are compared",
-                              stem(s.framework), stem(e.framework), stem(e.framework)));
+  if (!e.workload_overrides.empty()) {
+    out.push_back(fmt::format("the workloads are changed by --set ({}): the errors are a "
+                              "what-if's",
+                              fmt::join(e.workload_overrides, ", ")));
   }
-  const int threads = sim::decode_threads_of(e);
-  if (threads != s.decode_threads.value_or(framework.input.decode_threads)) {
-    out.push_back(fmt::format("{} decode threads, which no reading of the study has", threads));
+  std::set<std::string> others;
+  for (const sim::ResultRow& row : rows) {
+    if (!frameworks.contains(row.framework)) others.insert(row.framework);
   }
-  const double buffer_mb = sim::allreduce_buffer_mb(e);
-  if (buffer_mb != s.fusion_mb.value_or(framework.allreduce.buffer.value / 1e6)) {
-    out.push_back(fmt::format("a fusion buffer of {:g} MB, which no reading of the study has",
-                              buffer_mb));
+  if (!others.empty()) {
+    out.push_back(fmt::format("rows under {} are not compared: the study ran under {}",
+                              fmt::join(others, ", "), fmt::join(frameworks, ", ")));
+  }
+  // The settings of the setup's framework, as the run has them for a workload under it.
+  const auto under_setup = std::find_if(rows.begin(), rows.end(), [&](const sim::ResultRow& r) {
+    return r.framework == framework.name;
+  });
+  if (under_setup != rows.end()) {
+    const sim::Experiment one = sim::for_workload(e, under_setup->workload);
+    const int threads = sim::decode_threads_of(one);
+    if (threads != s.decode_threads.value_or(framework.input.decode_threads)) {
+      out.push_back(fmt::format("{} decode threads, which no reading of the study has", threads));
+    }
+    const double buffer_mb = sim::allreduce_buffer_mb(one);
+    if (buffer_mb != s.fusion_mb.value_or(framework.allreduce.buffer.value / 1e6)) {
+      out.push_back(fmt::format("a fusion buffer of {:g} MB, which no reading of the study has",
+                                buffer_mb));
+    }
   }
   if (reads_input(e) == s.synthetic_data) {
     out.push_back(s.synthetic_data ? "an input pipeline where the study fed synthetic data"
@@ -220,7 +239,7 @@ RunStudy compare_run_with_study(const Suite& headline, const sim::Experiment& e,
   Suite suite = headline;
   std::vector<SetupAlternative> followed;
   for (const SetupAlternative& reading : headline.setup.alternatives) {
-    StudyReading r{reading.id, reading_text(reading), "", "", follows(e, reading)};
+    StudyReading r{reading.id, reading_text(reading), "", "", follows(headline, e, reading)};
     r.select = selection(headline, e, reading, r.why_not);
     if (r.followed) {
       suite = suite.read_as(reading);
@@ -229,7 +248,16 @@ RunStudy compare_run_with_study(const Suite& headline, const sim::Experiment& e,
     out.readings.push_back(std::move(r));
   }
   out.headline = headline_text(headline, setup_framework, followed);
-  out.departures = departures_of(suite, e, setup_framework);
+  // Every framework the study ran under, loaded once: a row is a run of a network only under
+  // the network's.
+  std::map<std::string, wl::FrameworkConfig> frameworks;  // by the suite's name or file
+  std::set<std::string> framework_names;
+  for (const NameMapping& network : suite.networks) {
+    const std::string& f = suite.framework_of(network.study);
+    if (!frameworks.contains(f)) frameworks.emplace(f, wl::load_framework(f));
+    framework_names.insert(frameworks.at(f).name);
+  }
+  out.departures = departures_of(suite, e, setup_framework, framework_names, rows);
   const std::optional<std::string> machine = machine_of(suite.setup, e.topology);
   if (!machine) {
     out.departures.insert(out.departures.begin(),
@@ -241,17 +269,21 @@ RunStudy compare_run_with_study(const Suite& headline, const sim::Experiment& e,
   // The run's rows as the study's runs; a row may stand for several (two names of one network).
   Predictions predictions;
   std::map<RunKey, size_t> row_of;
-  const wl::FrameworkConfig run_framework = sim::framework_of(e);
   for (const NameMapping& network : suite.networks) {
-    if (stem(suite.framework_of(network.study)) != stem(e.framework)) continue;
-    const wl::Workload w = wl::load_workload(network.gpuscale);
+    const wl::FrameworkConfig& framework = frameworks.at(suite.framework_of(network.study));
+    auto is_run = [&](const sim::ResultRow& row) {
+      return stem(row.workload) == stem(network.gpuscale) && row.framework == framework.name &&
+             row.precision == suite.precision_of(network.study);
+    };
+    // A network this run did not train is not loaded: the run's --set on workloads may not fit it.
+    if (std::none_of(rows.begin(), rows.end(), is_run)) continue;
+    const wl::Workload w = wl::load_workload(network.gpuscale, e.workload_overrides);
     predictions.strong_images[network.study] = strong_images_of(suite.setup, w);
     for (size_t i = 0; i < rows.size(); ++i) {
       const sim::ResultRow& row = rows[i];
-      if (stem(row.workload) != stem(network.gpuscale)) continue;
-      if (row.precision != suite.precision_of(network.study)) continue;
+      if (!is_run(row)) continue;
       for (const std::string& method : suite.methods_of(network.study)) {
-        const std::string comm = sim::resolve_exchange(suite.comm_of(method), run_framework).name;
+        const std::string comm = sim::resolve_exchange(suite.comm_of(method), framework).name;
         if (comm != row.comm || suite.spatial_of(method) != row.spatial_ways) continue;
         const int batch = suite.batch_total_of(network.study) ? row.batch * row.gpus : row.batch;
         const RunKey key{network.study, method, row.gpus, batch, *machine};

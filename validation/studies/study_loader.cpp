@@ -285,6 +285,9 @@ Study load_study_file(const std::string& path) {
     Run run = base_run;
     for (const Setting& s : settings) s.apply(run);
     settle(run);
+    // A run that names no framework runs under its workload's (sim::framework_name_for), named
+    // here so that the run's hash and outputs say which.
+    run.experiment.framework = sim::framework_name_for(run.experiment, run.config.workload);
     // The exchange under the name its framework prints it by; a method the framework lacks
     // fails at the line that names it.
     const std::string& name = run.experiment.framework;

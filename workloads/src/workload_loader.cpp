@@ -9,6 +9,7 @@
 
 #include "topologies/core/config_reader.hpp"
 #include "workloads/src/dataset.hpp"
+#include "workloads/src/framework.hpp"
 #include "workloads/src/layer_reader.hpp"
 #include "workloads/src/precision_recipe.hpp"
 #include "workloads/src/workload_document.hpp"
@@ -424,12 +425,40 @@ Shape read_input(const ConfigNode& node) {
 
 }  // namespace
 
+const std::vector<std::string>& workload_file_keys() {
+  static const std::vector<std::string> keys = {
+      "name",   "description", "source", "published_params", "framework", "dataset",
+      "input",  "precision",   "args",   "templates",        "layers"};
+  return keys;
+}
+
+namespace {
+
+// The framework a workload document names, looked up now (a path from its file's folder);
+// empty if it names none.
+std::string framework_named(const ConfigNode* node) {
+  if (node == nullptr) return "";
+  const std::string folder = folder_of(node->origin());
+  const std::string name = read_string(*node, "framework");
+  shipped_frameworks().resolve(name, folder, node->origin());  // else a hint
+  return file_or_name(name, folder);
+}
+
+}  // namespace
+
+std::string published_framework(const std::string& name_or_path,
+                                const std::vector<std::string>& overrides) {
+  const std::string file = shipped_workloads().resolve(name_or_path, "", Origin{});
+  const ConfigNode doc = load_workload_document(file, overrides);
+  const std::string named = framework_named(doc.is_map() ? doc.find("framework") : nullptr);
+  return named.empty() ? kFallbackFramework : named;
+}
+
 Workload load_workload(const std::string& name_or_path, const std::vector<std::string>& overrides) {
   // The file named, not the base it derives from (whose root the merged document keeps).
   const std::string file = shipped_workloads().resolve(name_or_path, "", Origin{});
   const ConfigNode doc = load_workload_document(file, overrides);
-  MapReader r(doc, "workload file", {"name", "description", "source", "published_params", "dataset",
-                                     "input", "precision", "args", "templates", "layers"});
+  MapReader r(doc, "workload file", workload_file_keys());
   Workload w;
   w.file = file;
   w.name = r.name("name", "resnet-50");
@@ -438,6 +467,7 @@ Workload load_workload(const std::string& name_or_path, const std::vector<std::s
   if (const ConfigNode* p = r.find("published_params")) {
     w.published_params = read_integer(*p, "published_params", 1, 1L << 50);
   }
+  framework_named(r.find("framework"));  // checked here; published_framework reads it
   const ConfigNode& dataset = r.require("dataset", "imagenet");
   // A path is taken from the folder of the file that names it (this one or its base), as `base:`
   // paths are; a known name stays a name.

@@ -27,6 +27,8 @@ ResultRow every_field_set() {
   r.comm = "nccl";
   r.scaling = "weak";
   r.exchange = "mxnet: horovod fusion 64 MiB every 5 ms";
+  r.framework = "pytorch-horovod";
+  r.precision = "amp";
   r.gpus = 8;
   r.batch = 32;
   r.spatial_ways = 4;
@@ -76,6 +78,8 @@ void expect_same(const ResultRow& a, const ResultRow& b) {
   EXPECT_EQ(a.comm, b.comm);
   EXPECT_EQ(a.scaling, b.scaling);
   EXPECT_EQ(a.exchange, b.exchange);
+  EXPECT_EQ(a.framework, b.framework);
+  EXPECT_EQ(a.precision, b.precision);
   EXPECT_EQ(a.gpus, b.gpus);
   EXPECT_EQ(a.batch, b.batch);
   EXPECT_EQ(a.spatial_ways, b.spatial_ways);

@@ -47,6 +47,7 @@ TEST(AllreduceGrouping, BucketsOfOneTensorAreTheUnfusedExchangeAndTheirCopies) {
   // order on one stream, as `--fusion-mb 0` runs them, but DDP copies each gradient into its
   // bucket and back: more GPU time, at most every copy's time laid end to end.
   Experiment unfused;
+  unfused.framework = "mxnet";  // Horovod's allreduce, one per tensor
   unfused.fusion_mb = 0;
   Experiment one_per_bucket;
   one_per_bucket.framework = framework_with_allreduce(
@@ -156,7 +157,9 @@ TEST(AllreduceGrouping, TheFrameworkFileSaysHowAndFlagsOverrideIt) {
   Experiment e;
   e.fusion_mb = 16;
   EXPECT_DOUBLE_EQ(allreduce_of(e, ddp).buffer.value, 16e6);
-  EXPECT_DOUBLE_EQ(allreduce_buffer_mb(Experiment{}), 64.0 * 1024 * 1024 / 1e6);
+  Experiment under_mxnet;
+  under_mxnet.framework = "mxnet";
+  EXPECT_DOUBLE_EQ(allreduce_buffer_mb(under_mxnet), 64.0 * 1024 * 1024 / 1e6);
 }
 
 TEST(AllreduceGrouping, ACycleUnderBucketsIsAnErrorNamingTheLine) {
