@@ -27,6 +27,26 @@
 #include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::sim {
+namespace {
+
+// The iteration of `k` micro-batches per exchange (gradient accumulation), from the replay of the
+// one that exchanges: the k - 1 before it are that iteration less its exchange and update (WU),
+// with no forward overlapping an exchange (overlap_s back in), i.e. FP+BP, input wait and host
+// time at the micro-batch. The links carry the exchange's bytes once per k micro-batches.
+ReplayResult accumulated(ReplayResult r, int k) {
+  if (k == 1) return r;
+  const double before_s = (k - 1) * (r.iteration_s - r.wu_s + r.overlap_s);
+  r.iteration_s += before_s;
+  r.fpbp_s *= k;
+  r.input_wait_s *= k;
+  r.rest_s += (k - 1) * (r.rest_s + r.overlap_s);
+  r.compute_s *= k;
+  r.exposed_comm_s = std::max(0.0, r.iteration_s - r.compute_s);
+  for (double& t : r.iteration_times_s) t += before_s;
+  return r;
+}
+
+}  // namespace
 
 ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -34,7 +54,7 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   const topo::Topology& t = inputs.machine;
   const wl::Workload& w = inputs.workload;
   const wl::WorkloadCosts& costs = inputs.costs;
-  const ReplayResult r = replay_iterations(inputs.setup);
+  const ReplayResult r = accumulated(replay_iterations(inputs.setup), c.accumulate);
   const double setup_s =
       inputs.setup.mechanisms.setup ? run_setup_cost(inputs.setup).total_s() : 0;
 
@@ -66,6 +86,7 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   row.scaling = e.scaling == Scaling::Strong ? "strong" : "weak";
   row.gpus = c.gpus;
   row.batch = c.batch;
+  row.accumulate = c.accumulate;
   row.spatial_ways = spatial_ways(e, c);
   row.iteration_s = r.iteration_s;
   row.setup_s = setup_s;
@@ -235,7 +256,7 @@ int spatial_ways(const Experiment& e, const Configuration& c) {
 }
 
 double samples_per_iteration(const Experiment& e, const Configuration& c) {
-  return static_cast<double>(c.gpus) * c.batch / spatial_ways(e, c);
+  return static_cast<double>(c.gpus) * c.batch * c.accumulate / spatial_ways(e, c);
 }
 
 void check_gpu_counts(const Experiment& e) {
@@ -261,10 +282,51 @@ void check_gpu_counts(const Experiment& e) {
   }
 }
 
+namespace {
+
+// The configurations of `e` that train `workload` with `comm`: every batch per GPU and GPU count,
+// or at a global batch each GPU count's share in `accumulate` micro-batches (one, if `e` leaves
+// it to the memory: run_experiment adds more where a share does not fit).
+std::vector<Configuration> configurations_of(const Experiment& e, const std::string& workload,
+                                             const std::string& comm) {
+  const int k = std::max(1, e.accumulate);
+  std::vector<Configuration> out;
+  if (e.global_batch == 0) {
+    for (int batch : e.batches) {
+      for (int gpus : e.gpus) out.push_back({workload, comm, batch, gpus, k});
+    }
+    return out;
+  }
+  for (int gpus : e.gpus) {
+    const long groups = gpus == 1 ? 1 : gpus / e.spatial;  // each holds whole samples
+    if (e.global_batch % (groups * k) != 0) {
+      throw ConfigError(e.global_batch_written_at,
+                        fmt::format("a global batch of {} does not split into {} equal shares "
+                                    "of {} micro-batches ({} GPUs): give a global batch every "
+                                    "GPU count divides",
+                                    e.global_batch, groups, k, gpus));
+    }
+    out.push_back({workload, comm, static_cast<int>(e.global_batch / (groups * k)), gpus, k});
+  }
+  return out;
+}
+
+// The samples per exchange that a configuration's speedup compares at: the batch per GPU (the
+// same on one GPU), or the global batch.
+long speedup_batch(const Experiment& e, const Configuration& c) {
+  return e.global_batch > 0 ? e.global_batch : c.batch;
+}
+
+}  // namespace
+
 std::vector<ResultRow> run_experiment(const Experiment& e,
                                       const std::function<void(int, int, const ResultRow&)>& progress) {
-  // Each workload under its framework (framework_name_for). Unknown names, and methods a
-  // framework lacks, fail before anything is simulated.
+  if (e.global_batch > 0 && e.scaling == Scaling::Weak) {
+    throw ConfigError(e.global_batch_written_at, "a global batch is strong scaling (the GPUs share "
+                                                 "it): drop weak scaling, or give a batch per GPU");
+  }
+  // Each workload under its framework (framework_name_for). Unknown names, methods a framework
+  // lacks and global batches that do not split fail before anything is simulated.
   std::map<std::string, Experiment> by_workload;
   std::vector<std::pair<const Experiment*, Configuration>> configs;
   mechanisms_without(e.without);
@@ -272,30 +334,44 @@ std::vector<ResultRow> run_experiment(const Experiment& e,
   for (const auto& workload : e.workloads) {
     const Experiment& one = by_workload.emplace(workload, for_workload(e, workload)).first->second;
     for (const ExchangeChoice& exchange : exchanges_of(one, framework_of(one))) {
-      for (int batch : e.batches) {
-        for (int gpus : e.gpus) configs.push_back({&one, {workload, exchange.name, batch, gpus}});
-      }
+      for (const Configuration& c : configurations_of(one, workload, exchange.name))
+        configs.push_back({&one, c});
     }
   }
-  auto simulate = [](const Experiment& one, const Configuration& c) {
-    return run_isolated_as([&] { return simulate_configuration(one, c); });
+  // A global batch's share that does not fit its GPUs is run in more micro-batches, the fewest
+  // that fit (unless the experiment fixes them).
+  auto simulate = [](const Experiment& one, Configuration c) {
+    ResultRow row = run_isolated_as([&] { return simulate_configuration(one, c); });
+    if (one.global_batch == 0 || one.accumulate > 0) return row;
+    const int share = c.batch * c.accumulate;
+    for (int k = c.accumulate + 1; k <= share && !row.fits_memory(); ++k) {
+      if (share % k != 0) continue;
+      c.batch = share / k;
+      c.accumulate = k;
+      row = run_isolated_as([&] { return simulate_configuration(one, c); });
+    }
+    return row;
   };
   std::vector<ResultRow> rows;
-  std::map<std::tuple<std::string, std::string, int>, double> one_gpu_epoch;
+  std::map<std::tuple<std::string, std::string, long>, double> one_gpu_epoch;
   const int total = static_cast<int>(configs.size());
   for (const auto& [one, c] : configs) {
     ResultRow row = simulate(*one, c);
-    if (c.gpus == 1) one_gpu_epoch[{c.workload, c.comm, c.batch}] = row.epoch_s;
+    if (c.gpus == 1) one_gpu_epoch[{c.workload, c.comm, speedup_batch(e, c)}] = row.epoch_s;
     rows.push_back(std::move(row));
     if (progress) progress(static_cast<int>(rows.size()), total, rows.back());
   }
   // Speedup against the same method, workload and batch on one GPU (simulated if not asked for).
   for (ResultRow& row : rows) {
-    const auto key = std::make_tuple(row.workload, row.comm, row.batch);
-    if (!one_gpu_epoch.contains(key)) {
-      one_gpu_epoch[key] =
-          simulate(by_workload.at(row.workload), {row.workload, row.comm, row.batch, 1}).epoch_s;
+    const Experiment& one = by_workload.at(row.workload);
+    Configuration on_one{row.workload, row.comm, row.batch, 1, row.accumulate};
+    if (e.global_batch > 0) {
+      Experiment single = one;
+      single.gpus = {1};
+      on_one = configurations_of(single, row.workload, row.comm).front();
     }
+    const auto key = std::make_tuple(row.workload, row.comm, speedup_batch(e, on_one));
+    if (!one_gpu_epoch.contains(key)) one_gpu_epoch[key] = simulate(one, on_one).epoch_s;
     set_speedup(row, e.scaling, one_gpu_epoch[key]);
   }
   return rows;

@@ -54,6 +54,14 @@ struct Experiment {
   // Where a file wrote each of `gpus` (an experiment's or a study's line); empty: --gpus.
   std::vector<Origin> gpus_written_at;
   std::vector<int> batches = {32};              // per GPU
+  // Strong scaling at a fixed global batch (samples per exchange over all GPUs): each GPU count
+  // runs its share, in `accumulate` micro-batches; 0: `batches` per GPU instead.
+  long global_batch = 0;
+  Origin global_batch_written_at{"--global-batch", 0};
+  // Micro-batches each GPU runs per exchange (gradient accumulation: all but the last skip the
+  // exchange and the update); 0: one, or with a global batch the fewest whose share fits the
+  // GPUs' memory.
+  int accumulate = 0;
   // The gradient exchanges (sim/exchange/exchange_choice.hpp: a --comm alias, an exchange method,
   // or allreduce:ALGORITHM), and where a file wrote each (empty: --comm, --exchange, --algo).
   std::vector<std::string> comms = {"p2p", "nccl"};
@@ -93,8 +101,9 @@ struct Experiment {
 struct Configuration {
   std::string workload;
   std::string comm;  // the exchange, by the name outputs print (ExchangeChoice::name)
-  int batch = 32;  // per GPU
+  int batch = 32;  // per GPU (per micro-batch when accumulating)
   int gpus = 1;
+  int accumulate = 1;  // micro-batches per exchange
 };
 
 struct LinkUtilisation {
@@ -126,7 +135,8 @@ struct ResultRow {
   std::string framework;  // the framework that ran it (FrameworkConfig::name)
   std::string precision;  // the recipe it trained at (PrecisionRecipe::name)
   int gpus = 1;
-  int batch = 1;
+  int batch = 1;         // per GPU and micro-batch
+  int accumulate = 1;    // micro-batches per exchange (Configuration::accumulate)
   int spatial_ways = 1;  // the GPUs sharing each sample (Experiment::spatial)
   // throughput_img_s: samples per second over all GPUs, whatever a sample is: `unit` says
   // (the workload's dataset's: "images", "sentence pairs", "sequences").
@@ -209,7 +219,8 @@ void set_speedup(ResultRow& row, Scaling scaling, double one_gpu_epoch_s);
 
 // The GPUs that share each sample in `config` (Experiment::spatial; one GPU holds whole samples).
 int spatial_ways(const Experiment& experiment, const Configuration& config);
-// The samples one iteration of `config` trains: its GPUs' batches, less what groups share.
+// The samples one iteration of `config` trains: its GPUs' batches (times its micro-batches),
+// less what groups share.
 double samples_per_iteration(const Experiment& experiment, const Configuration& config);
 
 // Throws ConfigError when a GPU count of the experiment does not fit its machine, or cannot be

@@ -27,7 +27,7 @@ const std::vector<std::string> kKeys = {
     "exchange",  "algo",      "routing",         "scaling",        "images",   "fusion_mb",
     "fusion_cycle_ms",        "decode_threads",  "protocol",       "profile",  "iterations",
     "framework", "without",   "samples",         "seed",           "spatial",  "precision",
-    "study"};
+    "study",     "global_batch", "accumulate"};
 
 // The file `node` names, looked up now so that an unknown name or a missing file is reported at
 // its line: a shipped name as it is, a path taken from the experiment's folder.
@@ -70,6 +70,17 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
     }
   }
   if (const auto* n = map.find("batch")) e.batches = read_counts(*n, "batch", 1 << 20);
+  if (const auto* n = map.find("global_batch")) {
+    if (map.find("batch") != nullptr) {
+      throw ConfigError(n->origin(), "'global_batch' and 'batch' exclude each other (a global "
+                                     "batch sets each GPU's share): keep one");
+    }
+    e.global_batch = read_integer(*n, "global_batch", 1, 1L << 30);
+    e.global_batch_written_at = n->origin();
+  }
+  if (const auto* n = map.find("accumulate")) {
+    e.accumulate = static_cast<int>(read_integer(*n, "accumulate", 1, 1024));
+  }
   std::vector<std::string> comms;
   std::vector<Origin> comms_written_at;
   if (read_exchanges(map, comms, comms_written_at)) {

@@ -71,6 +71,7 @@ void to_json(json& j, const ResultRow& r) {
        {"precision", r.precision},
        {"gpus", r.gpus},
        {"batch", r.batch},
+       {"accumulate", r.accumulate},
        {"spatial_ways", r.spatial_ways},
        {"iteration_s", r.iteration_s},
        {"epoch_s", r.epoch_s},
@@ -106,6 +107,7 @@ void from_json(const json& j, ResultRow& r) {
   j.at("precision").get_to(r.precision);
   j.at("gpus").get_to(r.gpus);
   j.at("batch").get_to(r.batch);
+  j.at("accumulate").get_to(r.accumulate);
   j.at("spatial_ways").get_to(r.spatial_ways);
   j.at("iteration_s").get_to(r.iteration_s);
   j.at("epoch_s").get_to(r.epoch_s);

@@ -64,6 +64,8 @@ const std::vector<Column>& result_columns() {
        {.header = "gpus", .width = 4}},
       {"batch", kAlways, [](const OutputRow& o) { return Value(r(o).batch); },
        {.header = "batch", .width = 5}},
+      {"accumulate", kAlways, [](const OutputRow& o) { return Value(r(o).accumulate); },
+       {.header = "accum", .width = 5}},
       {"iteration_s", kAlways, [](const OutputRow& o) { return Value(r(o).iteration_s); },
        {.header = "iter ms", .width = 10, .scale = kMs}},
       {"epoch_s", kAlways, [](const OutputRow& o) { return Value(r(o).epoch_s); },

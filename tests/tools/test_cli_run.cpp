@@ -440,6 +440,85 @@ TEST(CliRun, EachWorkloadRunsUnderItsPublishedFrameworkUnlessOneIsGiven) {
   EXPECT_THAT(table.out, ::testing::HasSubstr("framework: pytorch-ddp, mxnet; precision: fp32\n"));
 }
 
+// A global batch is shared by the GPUs: each count runs its share, and samples per second are
+// the global batch over the iteration.
+TEST(CliRun, AGlobalBatchIsSharedByTheGpus) {
+  const auto r = run_command(kGpuscale + " run --workload lenet --gpus 1,2,4 --global-batch 64 "
+                                         "--comm nccl --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out)["results"];
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["batch"].get<int>() * row["gpus"].get<int>(), 64) << row.dump();
+    EXPECT_EQ(row["accumulate"], 1);
+    EXPECT_NEAR(row["throughput"].get<double>(), 64 / row["iteration_s"].get<double>(), 1e-6);
+  }
+  EXPECT_DOUBLE_EQ(rows[0]["speedup"].get<double>(), 1.0);
+}
+
+// K micro-batches per exchange: the K - 1 before the exchanging one are its iteration less its
+// WU (and with no forward overlapping an exchange); FP+BP, WU, input and rest still make the
+// iteration.
+TEST(CliRun, AccumulationAddsMicroStepsThatSkipTheExchange) {
+  const std::string base = kGpuscale + " run --workload resnet-50 --framework pytorch-ddp "
+                                       "--gpus 2 --batch 16 --comm nccl --format json";
+  const auto once = run_command(base);
+  const auto four = run_command(base + " --accumulate 4");
+  ASSERT_EQ(once.status, 0) << once.err;
+  ASSERT_EQ(four.status, 0) << four.err;
+  const auto a = nlohmann::json::parse(once.out)["results"][0];
+  const auto b = nlohmann::json::parse(four.out)["results"][0];
+  EXPECT_EQ(b["accumulate"], 4);
+  const double micro = a["iteration_s"].get<double>() - a["wu_s"].get<double>() +
+                       a["overlap_s"].get<double>();
+  EXPECT_NEAR(b["iteration_s"].get<double>(), a["iteration_s"].get<double>() + 3 * micro, 1e-12);
+  EXPECT_NEAR(b["fpbp_s"].get<double>(), 4 * a["fpbp_s"].get<double>(), 1e-12);
+  EXPECT_DOUBLE_EQ(b["wu_s"].get<double>(), a["wu_s"].get<double>());
+  EXPECT_NEAR(b["fpbp_s"].get<double>() + b["wu_s"].get<double>() + b["input_wait_s"].get<double>() +
+                  b["rest_s"].get<double>(),
+              b["iteration_s"].get<double>(), 1e-12);
+  EXPECT_NEAR(b["throughput"].get<double>(), 2 * 16 * 4 / b["iteration_s"].get<double>(), 1e-6);
+  const auto table = run_command(base.substr(0, base.find(" --format")) + " --accumulate 4");
+  EXPECT_THAT(table.out, ::testing::HasSubstr(" accum "));
+  EXPECT_THAT(table.out, ::testing::HasSubstr("accum = micro-batches per exchange"));
+}
+
+// A share that does not fit the GPUs runs in the fewest micro-batches that fit.
+TEST(CliRun, AGlobalBatchTooLargeForOneGpuIsAccumulated) {
+  const auto r = run_command(kGpuscale + " run --workload resnet-50 --framework pytorch-ddp "
+                                         "--gpus 1,8 --global-batch 1024 --comm nccl --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out)["results"];
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_TRUE(row["fits_memory"].get<bool>()) << row.dump();
+    EXPECT_EQ(row["batch"].get<int>() * row["accumulate"].get<int>() * row["gpus"].get<int>(), 1024);
+  }
+  EXPECT_GT(rows[0]["accumulate"].get<int>(), 1);  // 1024 images do not fit one 16 GB V100
+  // Fixed micro-batches are kept even where they do not fit (the fits column says so).
+  const auto fixed = run_command(kGpuscale + " run --workload resnet-50 --framework pytorch-ddp "
+                                             "--gpus 1 --global-batch 1024 --accumulate 1 "
+                                             "--comm nccl --format json");
+  EXPECT_FALSE(nlohmann::json::parse(fixed.out)["results"][0]["fits_memory"].get<bool>());
+}
+
+TEST(CliRun, AGlobalBatchThatDoesNotSplitIsRefused) {
+  auto r = run_command(kGpuscale + " run --workload lenet --gpus 1,3 --global-batch 64");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "--global-batch: a global batch of 64 does not split into 3 equal shares of 1 "
+                   "micro-batches (3 GPUs): give a global batch every GPU count divides\n");
+  r = run_command(kGpuscale + " run --workload lenet --gpus 2 --global-batch 64 --scaling weak");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("a global batch is strong scaling"));
+  r = run_command(kGpuscale + " run --workload lenet --global-batch 64 --batch 16");
+  EXPECT_NE(r.status, 0);
+  const std::string file = testing::write_temp_file("global-and-batch.yaml",
+                                                    "workload: lenet\nbatch: 16\nglobal_batch: 64\n");
+  r = run_command(kGpuscale + " run " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, ::testing::StartsWith(file + ":3: 'global_batch' and 'batch' exclude"));
+}
+
 // `--set workload.KEY=VALUE` reaches every workload of the run: a smaller input is less work and
 // less memory; a workload's key written without the prefix is refused with the fix.
 TEST(CliRun, SetOnWorkloadsChangesEveryWorkloadAndAWorkloadKeyNeedsItsPrefix) {

@@ -84,6 +84,23 @@ TEST(CliRunStudy, AReadingTheRunFollowsIsNamedAndWhatItChangesIsNoDeparture) {
   EXPECT_THAT(other["study"]["departures"][0].get<std::string>(), HasSubstr("8 decode threads"));
 }
 
+// The study's batches read as MXNet's total --batch-size: a global batch of 16 shared by the GPUs.
+TEST(CliRunStudy, AGlobalBatchFollowsTheTotalBatchReading) {
+  const auto headline = nlohmann::json::parse(run_command(kLenet + " --format json").out);
+  EXPECT_EQ((*reading(headline, "total-batch"))["select"], "--global-batch 16 in place of --batch");
+  const auto r = run_command(kLenet + " --global-batch 16 --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ((*reading(doc, "total-batch"))["followed"], true);
+  EXPECT_EQ(doc["study"]["departures"].size(), 0u);
+  int speedups = 0;
+  for (const auto& row : doc["results"]) {
+    EXPECT_EQ(row["batch"].get<int>() * row["gpus"].get<int>(), 16);
+    for (const auto& m : row["measured"]) speedups += m["metric"] == "speedup" ? 1 : 0;
+  }
+  EXPECT_EQ(speedups, 2);
+}
+
 TEST(CliRunStudy, AWhatIfIsSaidToBeOne) {
   const auto r = run_command(kLenet + " --set link_kinds.nvlink.lane_bandwidth=50GB/s");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -8,8 +8,10 @@
 namespace gpuscale::cli {
 
 std::string progress_line(int done, int total, const sim::ResultRow& row) {
-  return fmt::format("[{}/{}] {} {} {} GPUs batch {}: {:.2f} ms per iteration", done, total,
-                     row.workload, row.comm, row.gpus, row.batch, row.iteration_s * 1e3);
+  return fmt::format("[{}/{}] {} {} {} GPUs batch {}{}: {:.2f} ms per iteration", done, total,
+                     row.workload, row.comm, row.gpus, row.batch,
+                     row.accumulate > 1 ? fmt::format(" x {}", row.accumulate) : "",
+                     row.iteration_s * 1e3);
 }
 
 std::string exchange_legend(const std::vector<const sim::ResultRow*>& rows) {

@@ -71,7 +71,15 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
     e.gpus = f.gpus;
     e.gpus_written_at.clear();
   }
-  if (given("--batch")) e.batches = f.batches;
+  if (given("--batch")) {
+    e.batches = f.batches;
+    e.global_batch = 0;
+  }
+  if (given("--global-batch")) {
+    e.global_batch = f.global_batch;
+    e.global_batch_written_at = Origin{"--global-batch", 0};
+  }
+  if (given("--accumulate")) e.accumulate = f.accumulate;
   if (std::vector<std::string> names = exchange_names(o.exchange, cmd); !names.empty()) {
     e.comms = std::move(names);
     e.comms_written_at.clear();
@@ -131,6 +139,17 @@ std::optional<validation::Suite> study_of(const sim::Experiment& e) {
                                   "(a validation/*/suite.yaml without `kind:`)", e.study));
   }
   return validation::load_suite(e.study);
+}
+
+// The run table's columns, with the micro-batches per exchange where any row accumulates.
+std::vector<sim::ViewColumn> table_view(const std::vector<sim::ResultRow>& rows) {
+  std::vector<sim::ViewColumn> view = sim::run_table_view();
+  if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.accumulate > 1; })) {
+    const auto batch = std::find_if(view.begin(), view.end(),
+                                    [](const sim::ViewColumn& c) { return c.key == "batch"; });
+    view.insert(batch + 1, {"accumulate"});
+  }
+  return view;
 }
 
 // "framework: mxnet; precision: fp32\n": what every row ran under, each once.
@@ -345,6 +364,15 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                       experiment.images > 0 ? std::to_string(experiment.images) : "dataset");
     out += "iter ms = FP+BP + WU + input + rest on GPU0 (rest: waiting for the host or a slower "
            "GPU, less any forward run during the previous WU)\n";
+    if (experiment.global_batch > 0 || experiment.accumulate > 1) {
+      out += fmt::format("{}batch = samples per GPU in each micro-batch; accum = micro-batches per "
+                         "exchange (gradient accumulation: all but the last skip the exchange "
+                         "and the update)\n",
+                         experiment.global_batch > 0
+                             ? fmt::format("global batch {} per exchange, shared by the GPUs: ",
+                                           experiment.global_batch)
+                             : "");
+    }
     if (experiment.spatial > 1) {
       const wl::SpatialSplit split = wl::spatial_split(experiment.spatial);
       out += fmt::format("spatial: each sample split over {} GPUs ({}x{} blocks, halo exchange), "
@@ -355,7 +383,7 @@ void run(const RunOptions& o, const CLI::App& cmd) {
     std::vector<const sim::ResultRow*> listed;
     for (const sim::ResultRow& r : rows) listed.push_back(&r);
     out += exchange_legend(listed) + framework_legend(rows) + "\n";
-    const std::string table = sim::rows_table(output, sim::run_table_view(), true);
+    const std::string table = sim::rows_table(output, table_view(rows), true);
     out += beside ? with_study_columns(table, *beside) + study_footer(*beside) : table;
     if (sampled(rows)) {
       out += fmt::format("\nvariability: {} sampled iterations per configuration, seed {} "
@@ -402,10 +430,21 @@ void add_run_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
-  cmd->add_option("--batch", e.batches, "Samples per GPU per iteration, comma-separated")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
+  auto* batch = cmd->add_option("--batch", e.batches, "Samples per GPU per iteration, comma-separated")
+                    ->delimiter(',')
+                    ->check(CLI::Range(1, 1 << 20))
+                    ->capture_default_str();
+  cmd->add_option("--global-batch", e.global_batch,
+                  "Strong scaling at a fixed global batch: samples per exchange over all GPUs, "
+                  "each GPU count running its share (in micro-batches where a share does not "
+                  "fit the GPUs' memory: gradient accumulation)")
+      ->check(CLI::Range(1L, 1L << 30))
+      ->excludes(batch);
+  cmd->add_option("--accumulate", e.accumulate,
+                  "Micro-batches per exchange (gradient accumulation: all but the last skip the "
+                  "exchange); with --batch each is a batch, with --global-batch they split the "
+                  "share (default: 1, or the fewest that fit)")
+      ->check(CLI::Range(1, 1024));
   add_exchange_options(*cmd, o->exchange, "p2p,nccl", true);
   cmd->add_option("--routing", e.routing, "Route GPU pairs without NVLink this way")
       ->check(CLI::IsMember(topo::routing_mode_names()));

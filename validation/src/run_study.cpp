@@ -32,11 +32,10 @@ bool reads_input(const sim::Experiment& e) {
   return std::find(e.without.begin(), e.without.end(), "input") == e.without.end();
 }
 
-// Whether the run reads the study as `reading` does: it has every setting the reading changes.
-// A batch over all GPUs together is no setting of `run`, so a reading that needs one is never
-// followed.
+// Whether the run reads the study as `reading` does: it has every setting the reading changes
+// (a batch over all GPUs together is a global batch).
 bool follows(const Suite& suite, const sim::Experiment& e, const SetupAlternative& reading) {
-  if (reading.batch_total) return false;
+  if (reading.batch_total && *reading.batch_total != (e.global_batch > 0)) return false;
   if (reading.decode_threads && e.decode_threads != reading.decode_threads) return false;
   if (reading.fusion_mb && e.fusion_mb != reading.fusion_mb) return false;
   if (reading.synthetic_data && reads_input(e) == *reading.synthetic_data) return false;
@@ -68,12 +67,19 @@ std::optional<std::string> replaced(std::vector<std::string> names,
 // where `run` has no such setting.
 std::string selection(const Suite& suite, const sim::Experiment& e,
                       const SetupAlternative& reading, std::string& why_not) {
-  if (reading.batch_total) {
-    why_not = fmt::format("not a `run` setting; `gpuscale validate --suite {}` reports it",
-                          suite.name);
-    return "";
-  }
   std::vector<std::string> flags;
+  if (reading.batch_total && *reading.batch_total) {
+    if (e.global_batch == 0 && e.batches.size() != 1) {
+      why_not = "a global batch per run: run each of the batches with --global-batch B in place "
+                "of --batch";
+      return "";
+    }
+    flags.push_back(fmt::format("--global-batch {} in place of --batch",
+                                e.global_batch > 0 ? e.global_batch : e.batches.front()));
+  } else if (reading.batch_total) {
+    flags.push_back(fmt::format("--batch {} in place of --global-batch",
+                                e.global_batch > 0 ? e.global_batch : e.batches.front()));
+  }
   if (reading.decode_threads) flags.push_back(fmt::format("--decode-threads {}", *reading.decode_threads));
   if (reading.fusion_mb) flags.push_back(fmt::format("--fusion-mb {:g}", *reading.fusion_mb));
   if (reading.synthetic_data) {
@@ -165,6 +171,11 @@ std::vector<std::string> departures_of(const Suite& suite, const sim::Experiment
     out.push_back(fmt::format("the workloads are changed by --set ({}): the errors are a "
                               "what-if's",
                               fmt::join(e.workload_overrides, ", ")));
+  }
+  if ((e.global_batch > 0) != s.batch_total) {
+    out.push_back(e.global_batch > 0 ? "a global batch, where the study's batches are per GPU"
+                                     : "batches per GPU, where the study's are over all GPUs "
+                                       "together (--global-batch)");
   }
   std::set<std::string> others;
   for (const sim::ResultRow& row : rows) {
@@ -285,7 +296,9 @@ RunStudy compare_run_with_study(const Suite& headline, const sim::Experiment& e,
       for (const std::string& method : suite.methods_of(network.study)) {
         const std::string comm = sim::resolve_exchange(suite.comm_of(method), framework).name;
         if (comm != row.comm || suite.spatial_of(method) != row.spatial_ways) continue;
-        const int batch = suite.batch_total_of(network.study) ? row.batch * row.gpus : row.batch;
+        // Samples per exchange: a GPU's micro-batches, or (a total batch) every GPU's.
+        const int per_gpu = row.batch * row.accumulate;
+        const int batch = suite.batch_total_of(network.study) ? per_gpu * row.gpus : per_gpu;
         const RunKey key{network.study, method, row.gpus, batch, *machine};
         predictions.runs[key] = predicted_run(row);
         row_of[key] = i;
