@@ -80,7 +80,8 @@ std::string with_study_columns(const std::string& table, const validation::RunSt
       continue;
     }
     out += padded(lines[i]) + cells(values.front()) + "\n";
-    for (size_t k = 1; k < values.size(); ++k) out += std::string(width, ' ') + cells(values[k]) + "\n";
+    for (size_t k = 1; k < values.size(); ++k)
+      out += std::string(width, ' ') + cells(values[k]) + "\n";
   }
   return out;
 }
@@ -100,7 +101,8 @@ std::string study_footer(const validation::RunStudy& study) {
                        study.mape_pct ? fmt::format("{:.1f}%", *study.mape_pct) : "-",
                        study.bounds, study.bounds_holding);
   }
-  for (const std::string& departure : study.departures) out += "  this run departs: " + departure + "\n";
+  for (const std::string& departure : study.departures)
+    out += "  this run departs: " + departure + "\n";
   if (study.readings.empty()) return out;
   std::vector<std::string> followed;
   for (const validation::StudyReading& r : study.readings) {
@@ -115,7 +117,8 @@ std::string study_footer(const validation::RunStudy& study) {
   out += fmt::format("  other readings, each with its evidence in validation/{}/suite.yaml:\n",
                      study.suite);
   size_t id_width = 0;
-  for (const validation::StudyReading& r : study.readings) id_width = std::max(id_width, r.id.size());
+  for (const validation::StudyReading& r : study.readings)
+    id_width = std::max(id_width, r.id.size());
   for (const validation::StudyReading& r : study.readings) {
     if (r.followed) continue;
     out += fmt::format("    {:<{}}  {}: {}\n", r.id, id_width, r.changes,

@@ -80,7 +80,8 @@ std::string selection(const Suite& suite, const sim::Experiment& e,
     flags.push_back(fmt::format("--batch {} in place of --global-batch",
                                 e.global_batch > 0 ? e.global_batch : e.batches.front()));
   }
-  if (reading.decode_threads) flags.push_back(fmt::format("--decode-threads {}", *reading.decode_threads));
+  if (reading.decode_threads)
+    flags.push_back(fmt::format("--decode-threads {}", *reading.decode_threads));
   if (reading.fusion_mb) flags.push_back(fmt::format("--fusion-mb {:g}", *reading.fusion_mb));
   if (reading.synthetic_data) {
     flags.push_back(*reading.synthetic_data ? "--without input" : "input left out of --without");
@@ -121,7 +122,8 @@ std::string headline_text(const Suite& suite, const wl::FrameworkConfig& framewo
   };
   std::vector<std::string> parts;
   auto add = [&parts](std::string part) {
-    if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(std::move(part));
+    if (std::find(parts.begin(), parts.end(), part) == parts.end())
+      parts.push_back(std::move(part));
   };
   for (const SetupAlternative& r : s.alternatives) {
     if (r.batch_total && !changed([](const auto& f) { return f.batch_total.has_value(); }))
@@ -310,7 +312,8 @@ RunStudy compare_run_with_study(const Suite& headline, const sim::Experiment& e,
   const sim::Scaling scaling = e.scaling;
   std::vector<PointResult> points;
   // The value of a point or bound whose runs this experiment simulated, and the row it is of.
-  auto shown = [&](const Table& table, const StudyRun& run) -> std::optional<std::pair<size_t, double>> {
+  auto shown = [&](const Table& table,
+                   const StudyRun& run) -> std::optional<std::pair<size_t, double>> {
     if (run.scaling != scaling) return std::nullopt;
     const auto row = row_of.find({run.network, run.method, run.gpus, run.batch, run.machine});
     if (row == row_of.end()) return std::nullopt;

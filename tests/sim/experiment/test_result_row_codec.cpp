@@ -31,6 +31,7 @@ ResultRow every_field_set() {
   r.precision = "amp";
   r.gpus = 8;
   r.batch = 32;
+  r.accumulate = 4;
   r.spatial_ways = 4;
   r.iteration_s = 0.1;
   r.epoch_s = kHuge;
@@ -80,6 +81,7 @@ void expect_same(const ResultRow& a, const ResultRow& b) {
   EXPECT_EQ(a.exchange, b.exchange);
   EXPECT_EQ(a.framework, b.framework);
   EXPECT_EQ(a.precision, b.precision);
+  EXPECT_EQ(a.accumulate, b.accumulate);
   EXPECT_EQ(a.gpus, b.gpus);
   EXPECT_EQ(a.batch, b.batch);
   EXPECT_EQ(a.spatial_ways, b.spatial_ways);
