@@ -431,7 +431,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
   auto* batch = cmd->add_option("--batch", e.batches,
-                                "Samples per GPU per iteration, comma-separated")
+                                "Samples per GPU per iteration (per micro-batch with "
+                                "--accumulate), comma-separated")
                     ->delimiter(',')
                     ->check(CLI::Range(1, 1 << 20))
                     ->capture_default_str();
