@@ -515,6 +515,29 @@ TEST(ShippedMachines, DgxA100JoinsEveryA100ByTwelveNvlinksThroughTheNvswitchFabr
 // DGX H100 (topologies/dgx-h100.yaml derives from dgx-h200.yaml): the same chassis, NVSwitch
 // fabric (18 NVLink 4 links per GPU, 450 GB/s per direction), PCIe, NICs and CPUs, with H100 SXM5
 // 80 GB GPUs, whose spec (topologies/gpus/h100-sxm.yaml) holds the H100 datasheet's figures.
+// The DGX-2H is the DGX-2 with its 450 W GPUs, whose peaks follow from the one clock that
+// Megatron-LM's "39 TFLOPS is 30% of the peak" implies (v100-sxm3-h.yaml).
+TEST(ShippedMachines, Dgx2hIsTheDgx2WithFasterGpus) {
+  const Topology h = load("dgx-2h");
+  const Topology plain = load("dgx-2");
+  ASSERT_EQ(h.devices().size(), plain.devices().size());
+  ASSERT_EQ(h.links().size(), plain.links().size());
+  for (int g : h.gpus()) {
+    const Device& gpu = h.devices()[static_cast<std::size_t>(g)];
+    EXPECT_EQ(gpu.model, "V100-SXM3-H");
+    EXPECT_DOUBLE_EQ(gpu.memory->value, 32e9);
+  }
+  for (std::size_t k = 0; k < h.links().size(); ++k) {
+    EXPECT_DOUBLE_EQ(h.links()[k].effective_bandwidth().value,
+                     plain.links()[k].effective_bandwidth().value);
+  }
+  const compute::GpuSpec spec = compute::load_gpu_spec("V100-SXM3-H");
+  const double clock = spec.boost_clock.value;
+  EXPECT_NEAR(spec.peak_tensor->value, 640 * 128 * clock, 0.005 * spec.peak_tensor->value);
+  EXPECT_NEAR(spec.peak_fp32.value, 80 * 64 * 2 * clock, 0.005 * spec.peak_fp32.value);
+  EXPECT_NEAR(39e12 / spec.peak_tensor->value, 0.30, 0.005);  // Megatron-LM's 30%, rounded
+}
+
 TEST(ShippedMachines, DgxH100IsTheDgxH200ChassisWithH100Gpus) {
   const Topology h100 = load("dgx-h100");
   const Topology h200 = load("dgx-h200");
