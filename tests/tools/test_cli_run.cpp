@@ -435,7 +435,9 @@ TEST(CliRun, EachWorkloadRunsUnderItsPublishedFrameworkUnlessOneIsGiven) {
   EXPECT_THAT(rows[0]["exchange"].get<std::string>(), ::testing::StartsWith("pytorch-ddp: "));
   const auto one = run_command(base + " --framework mxnet");
   ASSERT_EQ(one.status, 0) << one.err;
-  for (const auto& row : nlohmann::json::parse(one.out)["results"]) EXPECT_EQ(row["framework"], "mxnet");
+  // Named, not iterated as a temporary: a range over a temporary's member dangles in C++20.
+  const auto forced = nlohmann::json::parse(one.out);
+  for (const auto& row : forced["results"]) EXPECT_EQ(row["framework"], "mxnet");
   const auto table = run_command(kGpuscale + " run --workload resnet-50,lenet --gpus 1 --comm nccl");
   EXPECT_THAT(table.out, ::testing::HasSubstr("framework: pytorch-ddp, mxnet; precision: fp32\n"));
 }
