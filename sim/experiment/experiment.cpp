@@ -175,8 +175,7 @@ void add_override(Experiment& e, const std::string& assignment, const Origin& wr
 }
 
 std::string framework_name_for(const Experiment& e, const std::string& workload) {
-  return e.framework.empty() ? wl::published_framework(workload, e.workload_overrides)
-                             : e.framework;
+  return wl::framework_for(workload, e.framework, e.workload_overrides);
 }
 
 Experiment for_workload(const Experiment& e, const std::string& workload) {
@@ -191,18 +190,18 @@ namespace {
 // The framework named for every workload of `e`; throws if they differ.
 std::string one_framework_name(const Experiment& e) {
   if (!e.framework.empty()) return e.framework;
-  std::vector<std::string> named;
-  for (const std::string& w : e.workloads) named.push_back(w + ": " + framework_name_for(e, w));
-  const std::string first = framework_name_for(e, e.workloads.front());
+  std::vector<std::string> names, named;  // each workload's framework, read once
   for (const std::string& w : e.workloads) {
-    if (framework_name_for(e, w) != first) {
-      throw ConfigError(Origin{"--framework", 0},
-                        fmt::format("the workloads were published with different frameworks "
-                                    "({}): give --framework, or run them apart",
-                                    fmt::join(named, ", ")));
-    }
+    names.push_back(framework_name_for(e, w));
+    named.push_back(w + ": " + names.back());
   }
-  return first;
+  if (std::adjacent_find(names.begin(), names.end(), std::not_equal_to<>()) != names.end()) {
+    throw ConfigError(Origin{"--framework", 0},
+                      fmt::format("the workloads were published with different frameworks ({}): "
+                                  "give --framework, or run them apart",
+                                  fmt::join(named, ", ")));
+  }
+  return names.front();
 }
 
 }  // namespace

@@ -167,7 +167,7 @@ struct ResultRow {
 void add_override(Experiment& e, const std::string& assignment, const Origin& written_at);
 
 // The framework `workload` runs under in the experiment: the experiment's, else the workload's
-// own (wl::published_framework).
+// own (wl::framework_for).
 std::string framework_name_for(const Experiment& e, const std::string& workload);
 // The experiment narrowed to `workload`, its framework named (framework_name_for).
 Experiment for_workload(const Experiment& e, const std::string& workload);

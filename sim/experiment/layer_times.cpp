@@ -35,10 +35,9 @@ LayerTimesReport layer_times_of(const LayerTimesRequest& request) {
   const wl::Workload w = wl::load_workload_at(request.model, request.precision,
                                               Origin{"--precision", 0}, request.overrides);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
-  const wl::FrameworkConfig framework =
-      request.framework.empty()
-          ? wl::load_framework(wl::published_framework(request.model, request.overrides))
-          : wl::load_framework(request.framework, Origin{"--framework", 0});
+  const wl::FrameworkConfig framework = wl::load_framework(
+      wl::framework_for(request.model, request.framework, request.overrides),
+      Origin{"--framework", 0});
   const compute::GpuSpec gpu = compute::load_gpu_spec(request.gpu, Origin{"--gpu", 0});
   const auto model = compute_model_of(w, costs, framework, gpu, request.profile);
   const wl::PrecisionRecipe& recipe = framework.precision_of(w);

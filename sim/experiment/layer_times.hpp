@@ -14,7 +14,7 @@ namespace gpuscale::sim {
 struct LayerTimesRequest {
   std::string model;      // a shipped workload or a .yaml file
   int batch = 32;
-  std::string framework{};  // empty: the model's own (wl::published_framework)
+  std::string framework{};  // empty: the model's own (wl::framework_for)
   std::string gpu = "V100-SXM2";
   std::string profile{};    // empty: the analytic model
   std::string precision{};  // empty: the workload's

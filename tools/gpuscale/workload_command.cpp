@@ -30,7 +30,7 @@ struct ShowOptions {
   int gpus = 1;
   ExchangeOptions exchange;  // whose buffers to count (default p2p)
   std::string gpu_memory = "16 GB";  // a V100's HBM2 (brief §6)
-  std::string framework;  // empty: the model's own (wl::published_framework)
+  std::string framework;  // empty: the model's own (wl::framework_for)
   std::string gpu = "V100-SXM2";
   std::string precision;  // empty: the workload's own
   std::vector<std::string> overrides;
@@ -62,9 +62,8 @@ void show_workload(const ShowOptions& o, const CLI::App& show) {
       wl::load_workload_at(o.model, o.precision, Origin{"--precision", 0}, o.overrides);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
   const wl::Dataset dataset = wl::load_dataset(w.dataset);
-  const wl::FrameworkConfig framework =
-      o.framework.empty() ? wl::load_framework(wl::published_framework(o.model, o.overrides))
-                          : wl::load_framework(o.framework, Origin{"--framework", 0});
+  const wl::FrameworkConfig framework = wl::load_framework(
+      wl::framework_for(o.model, o.framework, o.overrides), Origin{"--framework", 0});
   const compute::GpuSpec gpu = compute::load_gpu_spec(o.gpu, Origin{"--gpu", 0});
   // The buffers the run would hold: the same options `gpuscale run` gives the memory model.
   const auto compute = sim::compute_model_of(w, costs, framework, gpu);

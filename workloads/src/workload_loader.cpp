@@ -446,12 +446,13 @@ std::string framework_named(const ConfigNode* node) {
 
 }  // namespace
 
-std::string published_framework(const std::string& name_or_path,
-                                const std::vector<std::string>& overrides) {
-  const std::string file = shipped_workloads().resolve(name_or_path, "", Origin{});
+std::string framework_for(const std::string& model, const std::string& asked,
+                          const std::vector<std::string>& overrides) {
+  if (!asked.empty()) return asked;
+  const std::string file = shipped_workloads().resolve(model, "", Origin{});
   const ConfigNode doc = load_workload_document(file, overrides);
   const std::string named = framework_named(doc.is_map() ? doc.find("framework") : nullptr);
-  return named.empty() ? kFallbackFramework : named;
+  return named.empty() ? "mxnet" : named;
 }
 
 Workload load_workload(const std::string& name_or_path, const std::vector<std::string>& overrides) {
@@ -467,7 +468,7 @@ Workload load_workload(const std::string& name_or_path, const std::vector<std::s
   if (const ConfigNode* p = r.find("published_params")) {
     w.published_params = read_integer(*p, "published_params", 1, 1L << 50);
   }
-  framework_named(r.find("framework"));  // checked here; published_framework reads it
+  framework_named(r.find("framework"));  // checked here; framework_for reads it
   const ConfigNode& dataset = r.require("dataset", "imagenet");
   // A path is taken from the folder of the file that names it (this one or its base), as `base:`
   // paths are; a known name stays a name.

@@ -15,11 +15,11 @@ namespace gpuscale::wl {
 Workload load_workload(const std::string& name_or_path,
                        const std::vector<std::string>& overrides = {});
 
-// The framework a model runs under unless told otherwise: the one its file names as published
-// with (`framework:`, a shipped name or a path from the file's folder), else kFallbackFramework.
-inline constexpr const char* kFallbackFramework = "mxnet";
-std::string published_framework(const std::string& name_or_path,
-                                const std::vector<std::string>& overrides = {});
+// The framework `model` runs under: `asked` (a --framework) when given, else the one its file
+// names as published with (`framework:`, a shipped name or a path from the file's folder), else
+// mxnet (a model that names none).
+std::string framework_for(const std::string& model, const std::string& asked,
+                          const std::vector<std::string>& overrides = {});
 
 // The keys a workload file may have at its top level.
 const std::vector<std::string>& workload_file_keys();
