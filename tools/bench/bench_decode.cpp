@@ -6,7 +6,9 @@
 //   crop-flip  decode, resize (shorter side to --resize, 256), random 224x224 crop, random
 //              horizontal flip, float conversion with mean/std normalisation into CHW;
 //   mxnet3     MXNet's augmentation level 3 (train_imagenet.py): decode, resize, affine warp
-//              (rotation, shear, aspect ratio), crop, HLS colour jitter, flip, normalisation.
+//              (rotation, shear, aspect ratio), crop, HLS colour jitter, flip, normalisation;
+//   dali-host  what DALI's GPU ("mixed") decoder leaves on a CPU thread: the Huffman decode to
+//              DCT coefficients, nothing else (the GPU does the rest).
 // Each pass runs every image of the set once, with random choices seeded by (seed, pass, image);
 // the reported figure is the median of --reps passes after one untimed pass. The measured clock
 // (a chain of dependent additions, one per cycle) lets the per-core rate be carried to another CPU
@@ -38,8 +40,14 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kCropPx = 224;  // the networks' input: 3x224x224
 
-enum Stage { kDecode, kResize, kWarp, kCrop, kJitter, kFlip, kNormalise, kStages };
-constexpr const char* kStageNames[kStages] = {"decode", "resize", "warp", "crop", "jitter", "flip", "normalise"};
+enum Stage { kHuffman, kDecode, kResize, kWarp, kCrop, kJitter, kFlip, kNormalise, kStages };
+constexpr const char* kStageNames[kStages] = {"huffman", "decode", "resize", "warp",
+                                              "crop",    "jitter", "flip",   "normalise"};
+
+enum class Pipeline { kCropFlip, kMxnet3, kDaliHost };
+Pipeline pipeline_named(const std::string& name) {
+  return name == "mxnet3" ? Pipeline::kMxnet3 : name == "dali-host" ? Pipeline::kDaliHost : Pipeline::kCropFlip;
+}
 
 struct Settings {
   int resize = 256;  // 0: none, as MXNet's ImageRecordIter without its `resize` parameter
@@ -55,7 +63,14 @@ struct Workspace {
 
 // One image through a pipeline; `lap(stage)` is called as each stage ends.
 template <class Lap>
-void run_pipeline(const Jpeg& jpeg, bool mxnet3, const Settings& s, std::mt19937_64& rng, Workspace& w, Lap&& lap) {
+void run_pipeline(const Jpeg& jpeg, Pipeline pipeline, const Settings& s, std::mt19937_64& rng, Workspace& w,
+                  Lap&& lap) {
+  if (pipeline == Pipeline::kDaliHost) {
+    entropy_decode(jpeg);
+    lap(kHuffman);
+    return;
+  }
+  const bool mxnet3 = pipeline == Pipeline::kMxnet3;
   decode(jpeg, w.decoded);
   lap(kDecode);
   const Image* current = &w.decoded;
@@ -111,8 +126,9 @@ struct PipelineResult {
   std::vector<std::pair<int, double>> rates;  // threads, images/s of all of them
 };
 
-PipelineResult time_one_thread(const std::vector<Jpeg>& set, bool mxnet3, const Settings& s) {
-  PipelineResult r{mxnet3 ? "mxnet3" : "crop-flip", {}, {}, 0, {}};
+PipelineResult time_one_thread(const std::vector<Jpeg>& set, const std::string& name, const Settings& s) {
+  PipelineResult r{name, {}, {}, 0, {}};
+  const Pipeline pipeline = pipeline_named(name);
   Workspace w;
   std::vector<double> per_pass[kStages], totals;
   bool ran[kStages] = {};
@@ -121,7 +137,7 @@ PipelineResult time_one_thread(const std::vector<Jpeg>& set, bool mxnet3, const 
     for (std::size_t i = 0; i < set.size(); ++i) {
       std::mt19937_64 rng(image_seed(s.seed, pass, i));
       auto last = Clock::now();
-      run_pipeline(set[i], mxnet3, s, rng, w, [&](Stage stage) {
+      run_pipeline(set[i], pipeline, s, rng, w, [&](Stage stage) {
         const auto now = Clock::now();
         sum[stage] += std::chrono::duration<double, std::micro>(now - last).count();
         ran[stage] = true;
@@ -146,7 +162,7 @@ PipelineResult time_one_thread(const std::vector<Jpeg>& set, bool mxnet3, const 
 }
 
 // Images/s of `threads` threads taking images from the set in turn until it is done.
-double images_per_second(const std::vector<Jpeg>& set, bool mxnet3, const Settings& s, int threads) {
+double images_per_second(const std::vector<Jpeg>& set, Pipeline pipeline, const Settings& s, int threads) {
   std::vector<double> walls;
   for (int pass = -1; pass < s.reps; ++pass) {
     std::atomic<std::size_t> next{0};
@@ -157,7 +173,7 @@ double images_per_second(const std::vector<Jpeg>& set, bool mxnet3, const Settin
         Workspace w;
         for (std::size_t i; (i = next++) < set.size();) {
           std::mt19937_64 rng(image_seed(s.seed, pass, i));
-          run_pipeline(set[i], mxnet3, s, rng, w, [](Stage) {});
+          run_pipeline(set[i], pipeline, s, rng, w, [](Stage) {});
         }
       });
     for (auto& worker : workers) worker.join();
@@ -169,7 +185,7 @@ double images_per_second(const std::vector<Jpeg>& set, bool mxnet3, const Settin
 // Seconds per batch of `batch` images drawn from the set at random (with replacement), each batch
 // decoded and augmented whole by one of `threads` threads, as one GPU's loader thread takes a
 // batch; `batches` are timed, after one untimed batch per thread.
-std::vector<double> batch_seconds(const std::vector<Jpeg>& set, bool mxnet3, const Settings& s,
+std::vector<double> batch_seconds(const std::vector<Jpeg>& set, Pipeline pipeline, const Settings& s,
                                   int threads, int batch, int batches) {
   const int total = batches + threads;
   std::vector<double> seconds(static_cast<std::size_t>(total));
@@ -182,7 +198,7 @@ std::vector<double> batch_seconds(const std::vector<Jpeg>& set, bool mxnet3, con
         std::mt19937_64 rng(image_seed(s.seed, -2, static_cast<std::size_t>(b)));
         std::uniform_int_distribution<std::size_t> any_image(0, set.size() - 1);
         const auto start = Clock::now();
-        for (int i = 0; i < batch; ++i) run_pipeline(set[any_image(rng)], mxnet3, s, rng, w, [](Stage) {});
+        for (int i = 0; i < batch; ++i) run_pipeline(set[any_image(rng)], pipeline, s, rng, w, [](Stage) {});
         seconds[static_cast<std::size_t>(b)] = seconds_since(start);
       }
     });
@@ -264,6 +280,7 @@ std::string quoted(const std::string& s) {
 struct SetSummary {
   std::string source;
   double mean_width = 0, mean_height = 0, mean_megapixels = 0, mean_kb = 0;
+  double mean_coefficient_kb = 0;  // Huffman-decoded DCT coefficients, int16 each
 };
 
 SetSummary summarise(const std::vector<Jpeg>& set, const std::string& source) {
@@ -273,8 +290,10 @@ SetSummary summarise(const std::vector<Jpeg>& set, const std::string& source) {
     s.mean_height += j.height;
     s.mean_megapixels += j.width * static_cast<double>(j.height) / 1e6;
     s.mean_kb += j.bytes.size() / 1e3;
+    s.mean_coefficient_kb += entropy_decode(j) / 1e3;
   }
-  for (double* v : {&s.mean_width, &s.mean_height, &s.mean_megapixels, &s.mean_kb}) *v /= set.size();
+  for (double* v : {&s.mean_width, &s.mean_height, &s.mean_megapixels, &s.mean_kb, &s.mean_coefficient_kb})
+    *v /= set.size();
   return s;
 }
 
@@ -325,8 +344,9 @@ void write_yaml(const std::string& path, const Host& h, const SetSummary& set, c
   y << fmt::format(
       "images: {{source: {},\n"
       "         count: {}, mean_width: {:.1f} px, mean_height: {:.1f} px, mean_pixels: {:.4f} MP,\n"
-      "         mean_file_size: {:.1f} KB}}\n",
-      quoted(set.source), jpegs.size(), set.mean_width, set.mean_height, set.mean_megapixels, set.mean_kb);
+      "         mean_file_size: {:.1f} KB, mean_coefficients: {:.1f} KB}}\n",
+      quoted(set.source), jpegs.size(), set.mean_width, set.mean_height, set.mean_megapixels, set.mean_kb,
+      set.mean_coefficient_kb);
   y << fmt::format("settings: {{resize: {}, crop: {} px, seed: {}, passes: {}}}\n",
                    s.resize > 0 ? fmt::format("{} px", s.resize) : "none", kCropPx, s.seed, s.reps);
   y << "pipelines:\n";
@@ -355,7 +375,7 @@ struct JitterSettings {
 // The batch-jitter run: percentiles on stdout and, with a YAML path, the `input:` entry.
 void run_batch_jitter(const std::vector<Jpeg>& set, const std::string& images, const std::string& aug,
                       int threads, const Settings& s, const JitterSettings& j, const std::string& cpu) {
-  const std::vector<double> seconds = batch_seconds(set, aug == "mxnet3", s, threads, j.batch, j.batches);
+  const std::vector<double> seconds = batch_seconds(set, pipeline_named(aug), s, threads, j.batch, j.batches);
   const std::vector<double> factors = factors_over_median(seconds);
   const double median_ms = median(seconds) * 1e3;
   fmt::print("{} batches of {} images ({}), {} threads: median {:.1f} ms per batch\n", j.batches, j.batch, aug,
@@ -404,10 +424,10 @@ int main(int argc, char** argv) {
   app.add_option("--resize", s.resize, "Shorter side after the resize stage, px (0: no resize)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--aug", augs, "Pipelines: crop-flip, mxnet3")
+  app.add_option("--aug", augs, "Pipelines: crop-flip, mxnet3, dali-host")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::IsMember({"crop-flip", "mxnet3"}));
+      ->check(CLI::IsMember({"crop-flip", "mxnet3", "dali-host"}));
   app.add_option("--threads", threads, "Thread counts of the scaling runs")
       ->delimiter(',')
       ->capture_default_str()
@@ -456,9 +476,8 @@ int main(int argc, char** argv) {
 
     std::vector<PipelineResult> results;
     for (const std::string& aug : augs) {
-      const bool mxnet3 = aug == "mxnet3";
-      results.push_back(time_one_thread(set, mxnet3, s));
-      for (int t : threads) results.back().rates.emplace_back(t, images_per_second(set, mxnet3, s, t));
+      results.push_back(time_one_thread(set, aug, s));
+      for (int t : threads) results.back().rates.emplace_back(t, images_per_second(set, pipeline_named(aug), s, t));
     }
     print_table(results);
 

@@ -55,6 +55,11 @@ std::string jpeg_library();
 
 // --- the stages ----------------------------------------------------------------------------
 void decode(const Jpeg& jpeg, Image& out);
+// Huffman (entropy) decoding alone, to the quantised DCT coefficients (libjpeg's
+// jpeg_read_coefficients): the host's share of a GPU decoder's work (nvJPEG decodes the Huffman
+// stream on the CPU and the coefficients on the GPU). Returns the coefficient bytes (int16 per
+// coefficient), what the host copies to the GPU.
+double entropy_decode(const Jpeg& jpeg);
 // Bilinear (pixel centres aligned, as OpenCV's INTER_LINEAR) to `short_side` on the shorter side.
 void resize_shorter_side(const Image& in, int short_side, Image& out);
 void crop(const Image& in, int x, int y, int size, Image& out);
