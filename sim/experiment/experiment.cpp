@@ -68,6 +68,9 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
       memory_options_of(*inputs.exchange, costs, *inputs.setup.precision, c.gpus, c.batch,
                         workspace_of(inputs.compute, w));
   memory.halo_elements_per_sample = inputs.halo ? inputs.halo->kept_elements_per_sample() : 0;
+  if (inputs.framework.input.on_gpu && dataset.gpu_decode) {
+    memory.decoded_image_pixels = dataset.gpu_decode->pixels;
+  }
   const auto parts = wl::estimate_memory(w, costs, inputs.framework, memory);
   double max_other = 0;
   for (size_t g = 1; g < parts.size(); ++g) max_other = std::max(max_other, parts[g].total());
@@ -209,8 +212,23 @@ std::string one_framework_name(const Experiment& e) {
 wl::FrameworkConfig framework_of(const Experiment& e) {
   wl::FrameworkConfig f =
       e.framework_config ? *e.framework_config : framework_file(one_framework_name(e));
+  if (e.input_pipeline == "dali") {
+    if (!f.dali_input) {
+      throw ConfigError(e.input_pipeline_written_at,
+                        fmt::format("framework {} ({}) has no DALI pipeline (`dali_input:`): "
+                                    "leave out the input pipeline, or use a framework that has "
+                                    "one (mxnet, pytorch-ddp, pytorch-horovod)",
+                                    f.name, f.file));
+    }
+    f.input = *f.dali_input;
+  }
   if (e.decode_threads) f.input.decode_threads = *e.decode_threads;
   return f;
+}
+
+const std::vector<std::string>& input_pipeline_names() {
+  static const std::vector<std::string> names = {"cpu", "dali"};
+  return names;
 }
 
 int decode_threads_of(const Experiment& e) { return framework_of(e).input.decode_threads; }

@@ -76,6 +76,11 @@ struct Experiment {
   // Overrides the framework's input.decode_threads (MXNet's --data-nthreads): the threads that
   // decode and augment each batch for all GPUs of a process.
   std::optional<int> decode_threads;
+  // "dali": the framework's DALI pipeline (FrameworkConfig::dali_input, images decoded on the
+  // GPU) in place of its own; empty: its own. Where it was asked for, to blame a framework that
+  // has none.
+  std::string input_pipeline;
+  Origin input_pipeline_written_at;
   std::string protocol = "auto";
   // Spatial parallelism: each sample split over this many GPUs (workloads/src/
   // spatial_partition.hpp); every GPU count but 1 must be a multiple of it, and one GPU (the
@@ -185,6 +190,8 @@ wl::AllreduceModel allreduce_of(const Experiment& e, const wl::FrameworkConfig& 
 double allreduce_buffer_mb(const Experiment& e);
 // The decode threads of the experiment's input pipeline (the framework's unless overridden).
 int decode_threads_of(const Experiment& e);
+// What `input_pipeline` may name: "cpu" (the framework's own) and "dali".
+const std::vector<std::string>& input_pipeline_names();
 
 // The experiment's gradient exchanges resolved in its `framework`, in order; throws ConfigError
 // where each is named (a file's line, or --comm) for a method the framework lacks.

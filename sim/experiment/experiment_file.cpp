@@ -27,7 +27,7 @@ const std::vector<std::string> kKeys = {
     "exchange",  "algo",      "routing",         "scaling",        "images",   "fusion_mb",
     "fusion_cycle_ms",        "decode_threads",  "protocol",       "profile",  "iterations",
     "framework", "without",   "samples",         "seed",           "spatial",  "precision",
-    "study",     "global_batch", "accumulate"};
+    "study",     "global_batch", "accumulate", "input_pipeline"};
 
 // The file `node` names, looked up now so that an unknown name or a missing file is reported at
 // its line: a shipped name as it is, a path taken from the experiment's folder.
@@ -101,6 +101,10 @@ Experiment read_experiment(const ConfigNode& root, const std::string& folder) {
   }
   if (const auto* n = map.find("decode_threads")) {
     e.decode_threads = static_cast<int>(read_integer(*n, "decode_threads", 1, 1024));
+  }
+  if (const auto* n = map.find("input_pipeline")) {
+    e.input_pipeline = read_one_of(*n, "input_pipeline", input_pipeline_names());
+    e.input_pipeline_written_at = n->origin();
   }
   if (const auto* n = map.find("spatial")) {
     e.spatial = static_cast<int>(read_integer(*n, "spatial", 1, 1024));

@@ -1,5 +1,8 @@
 #include "sim/experiment/replay_inputs.hpp"
 
+#include <fmt/format.h>
+
+#include "sim/compute/decode_kernels.hpp"
 #include "sim/experiment/compute_setup.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/workload_at_precision.hpp"
@@ -10,8 +13,11 @@ namespace {
 
 // The input pipeline of one GPU: its dataset's decode cost carried to the machine's CPU, the
 // decoded sample (float32: ImageRecordIter's output type) and the GPU's own link towards the
-// host, whose effective bandwidth bounds its host-to-device copies.
-InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workload& w) {
+// host, whose effective bandwidth bounds its host-to-device copies. Decoding on the GPU, the CPU
+// Huffman-decodes, the coefficients cross the link and the GPU's decode kernels take the batch.
+InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workload& w,
+                       const wl::InputPipeline& pipeline, const Origin& pipeline_asked_at,
+                       const compute::GpuSpec& spec, int batch) {
   InputCosts in;
   Hertz clock;
   for (const topo::Device& d : machine.devices()) {
@@ -20,8 +26,26 @@ InputCosts input_costs(const topo::Topology& machine, int gpu, const wl::Workloa
       break;
     }
   }
-  in.decode_s_per_image = wl::load_dataset(w.dataset).decode_time_on(clock).value;
-  in.sample_bytes = static_cast<double>(w.layers.front().output.elements()) * 4;
+  const wl::Dataset dataset = wl::load_dataset(w.dataset);
+  const double sample_elements = static_cast<double>(w.layers.front().output.elements());
+  in.decode_s_per_image = dataset.decode.on(clock).value;
+  in.sample_bytes = sample_elements * 4;
+  if (pipeline.on_gpu && in.decode_s_per_image > 0) {
+    if (!dataset.gpu_decode) {
+      throw ConfigError(pipeline_asked_at,
+                        fmt::format("dataset {} of workload {} gives no GPU decode figures "
+                                    "(`gpu_decode:`): decode it on the CPU (--input-pipeline cpu)",
+                                    dataset.name, w.name));
+    }
+    const compute::StoredImage image{dataset.gpu_decode->pixels,
+                                     dataset.gpu_decode->coefficients.value};
+    in.decode_s_per_image = dataset.gpu_decode->host.on(clock).value;
+    in.sample_bytes = image.coefficient_bytes;
+    in.gpu_decode_s = compute::gpu_decode_time(spec, compute::load_analytic_params(
+                                                         compute::shipped_analytic_params_path()),
+                                               image, sample_elements, batch)
+                          .value;
+  }
   for (const topo::Link& link : machine.links()) {
     if ((link.a != gpu && link.b != gpu) ||
         machine.devices()[static_cast<size_t>(link.other(gpu))].kind == topo::DeviceKind::Gpu) {
@@ -93,7 +117,8 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.framework = &framework;
   setup.precision = &framework.precision_of(workload);
   setup.mechanisms = mechanisms_without(e.without);
-  setup.input = input_costs(machine, placement.gpus[0], workload);
+  setup.input = input_costs(machine, placement.gpus[0], workload, framework.input,
+                            e.input_pipeline_written_at, gpu_of(machine, placement), c.batch);
   setup.batch = c.batch;
   setup.exchange = exchange.get();
   setup.halo = halo.get();

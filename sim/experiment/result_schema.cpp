@@ -36,7 +36,7 @@ constexpr Shown kAlways = Shown::Always, kStudy = Shown::Study, kSampled = Shown
 
 RunSettings run_settings_of(const Experiment& e) {
   return {e.routing.empty() ? "default" : e.routing, allreduce_buffer_mb(e), e.protocol,
-          decode_threads_of(e)};
+          decode_threads_of(e), e.input_pipeline.empty() ? "cpu" : e.input_pipeline};
 }
 
 const std::vector<Column>& result_columns() {
@@ -59,6 +59,8 @@ const std::vector<Column>& result_columns() {
       {"protocol", kAlways, [](const OutputRow& o) { return Value(o.settings.protocol); }},
       {"decode_threads", kAlways,
        [](const OutputRow& o) { return Value(o.settings.decode_threads); }},
+      {"input_pipeline", kAlways,
+       [](const OutputRow& o) { return Value(o.settings.input_pipeline); }},
       {"scaling", kAlways, [](const OutputRow& o) { return Value(r(o).scaling); }},
       {"gpus", kAlways, [](const OutputRow& o) { return Value(r(o).gpus); },
        {.header = "gpus", .width = 4}},

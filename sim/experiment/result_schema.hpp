@@ -36,6 +36,7 @@ struct RunSettings {
   double fusion_mb = 0;   // allreduce_buffer_mb
   std::string protocol;   // as asked for ("auto" unresolved)
   int decode_threads = 0;
+  std::string input_pipeline;  // "cpu" or "dali"
 };
 RunSettings run_settings_of(const Experiment& experiment);
 

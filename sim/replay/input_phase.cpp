@@ -14,7 +14,9 @@ InputPhase::InputPhase(ReplayGraph& graph) : g_(graph) {
   }
   const int gpus_per_process = g_.process_per_gpu() ? 1 : g_.ranks();
   const double images = static_cast<double>(s.batch) * gpus_per_process;
-  decode_s_ = images * s.input.decode_s_per_image / s.framework->input.decode_threads;
+  const wl::InputPipeline& pipeline = s.framework->input;
+  const int threads = pipeline.decode_threads * (pipeline.on_gpu ? gpus_per_process : 1);
+  decode_s_ = images * s.input.decode_s_per_image / threads;
 }
 
 double InputPhase::steady_batch_s() const {
@@ -29,27 +31,39 @@ InputPhase::NodeId InputPhase::decode_batch(int k, Thread& decoder,
   return g_.step(decoder, decode_s_ * factor, slot);
 }
 
+InputPhase::NodeId InputPhase::decoded_batch(int k, int p, bool taken) {
+  const auto pi = static_cast<size_t>(p);
+  if (job_decode_.empty()) return decode_batch(k, decode_[pi], fetched_[pi], g_.draws().input(p));
+  const NodeId reached = g_.python(p).tail;
+  std::vector<NodeId> batches;
+  for (size_t j = 0; j < job_decode_.size(); ++j) {
+    const NodeId batch =
+        decode_batch(k, job_decode_[j], job_taken_[j], g_.draws().input(static_cast<int>(j)));
+    if (taken) job_taken_[j].push_back(reached >= 0 ? g_.join({batch, reached}) : batch);
+    batches.push_back(batch);
+  }
+  return g_.join(batches);
+}
+
+InputPhase::NodeId InputPhase::decode_on_gpu(int r, NodeId decoded) {
+  const ReplaySetup& s = g_.setup();
+  const NodeId copied =
+      g_.host_work(s.input.sample_bytes * s.batch / s.input.h2d_bytes_per_s, {decoded});
+  return g_.compute_node(r, s.input.gpu_decode_s, {copied}, [] {
+    return kernel_record("decode batch", KernelCategory::input, "input");
+  });
+}
+
 IssuedWork InputPhase::build(int k, IterationNodes& nodes) {
   const ReplaySetup& s = g_.setup();
+  const bool on_gpu = s.framework->input.on_gpu;
   const auto cr = static_cast<size_t>(g_.compute_ranks());
   IssuedWork work{std::vector<NodeId>(cr), std::vector<NodeId>(cr, -1)};
   for (int p = 0; p < g_.processes(); ++p) {
     const auto pi = static_cast<size_t>(p);
+    NodeId decoded = -1;
     if (s.mechanisms.input) {
-      NodeId decoded = -1;
-      if (!job_decode_.empty()) {
-        const NodeId reached = g_.python(p).tail;
-        std::vector<NodeId> batches;
-        for (size_t j = 0; j < job_decode_.size(); ++j) {
-          const NodeId batch =
-              decode_batch(k, job_decode_[j], job_taken_[j], g_.draws().input(static_cast<int>(j)));
-          job_taken_[j].push_back(reached >= 0 ? g_.join({batch, reached}) : batch);
-          batches.push_back(batch);
-        }
-        decoded = g_.join(batches);
-      } else {
-        decoded = decode_batch(k, decode_[pi], fetched_[pi], g_.draws().input(p));
-      }
+      decoded = decoded_batch(k, p, true);
       if (p == 0) nodes.batch_decoded = decoded;
       fetched_[pi].push_back(g_.step(g_.python(p), 0, {decoded}));
     }
@@ -57,11 +71,25 @@ IssuedWork InputPhase::build(int k, IterationNodes& nodes) {
       if (g_.process_of(r) != p) continue;
       const auto ri = static_cast<size_t>(r);
       work.issued[ri] = g_.python_step(p, g_.python_per_gpu_s(), {});
-      if (s.mechanisms.input) {
+      if (s.mechanisms.input && on_gpu) {
+        work.loaded[ri] = decode_on_gpu(r, decoded);
+      } else if (s.mechanisms.input) {
         const double bytes = s.input.sample_bytes * s.batch;
         work.loaded[ri] = g_.engine_op(
             g_.copy_pool(r), g_.engine_factor(r), {work.issued[ri]}, 1, 1,
             [&](NodeId start) { return g_.host_work(bytes / s.input.h2d_bytes_per_s, {start}); });
+      }
+    }
+  }
+  // The batches the queue decodes while the last iteration trains: on the GPU their kernels share
+  // it with that iteration, as the batches decoded ahead share every earlier one.
+  if (s.mechanisms.input && on_gpu && k == s.iterations - 1) {
+    for (int ahead = 1; ahead <= s.framework->input.prefetch_batches; ++ahead) {
+      for (int p = 0; p < g_.processes(); ++p) {
+        const NodeId decoded = decoded_batch(k + ahead, p, false);
+        for (int r = 0; r < g_.compute_ranks(); ++r) {
+          if (g_.process_of(r) == p) decode_on_gpu(r, decoded);
+        }
       }
     }
   }

@@ -2,6 +2,11 @@
 // prefetch queue, batch after batch), its Python thread taking the next batch and issuing each
 // of its GPUs' work, and each GPU's batch copied from the host by that GPU's copy pool.
 //
+// Decoding on the GPU (DALI), each GPU's pipeline has its own decode threads (Huffman only), and
+// the pipeline itself copies the coefficients to its GPU as soon as a batch is decoded, where
+// the decode kernels take them, sharing the GPU with the training kernels running then (one
+// iteration ahead: prefetch); the forward waits for them.
+//
 // Every process decodes: where one simulated process stands for the job's and their batches take
 // different times (sampled variability), each of the job's processes runs its own decode threads
 // and prefetch queue, and the simulated one starts an iteration once the last of them has its
@@ -43,6 +48,12 @@ class InputPhase {
   // The decode threads of one process: `taken` are the batches the process has taken, each
   // freeing a prefetch slot.
   NodeId decode_batch(int k, Thread& decoder, const std::vector<NodeId>& taken, double factor);
+  // Process `p`'s batch `k` out of its decode threads (every job process's, where each decodes);
+  // `taken`: the process takes it in iteration `k`, freeing a prefetch slot.
+  NodeId decoded_batch(int k, int p, bool taken);
+  // Decoding on the GPU: the decoded batch's coefficients copied to rank `r`'s GPU by the
+  // pipeline, then its decode kernels there.
+  NodeId decode_on_gpu(int r, NodeId decoded);
 
   ReplayGraph& g_;
   double decode_s_ = 0;                         // one batch of one process on its decode threads

@@ -70,11 +70,12 @@ const std::vector<std::string>& mechanism_names();
 // Mechanisms with the named ones off; throws ConfigError for an unknown name.
 Mechanisms mechanisms_without(const std::vector<std::string>& names);
 
-// The input pipeline of one process on the machine's CPU.
+// The input pipeline of one process on the machine's CPU (and, decoding on the GPU, its GPUs).
 struct InputCosts {
   double decode_s_per_image = 0;  // one decode thread, on the machine's CPU
-  double sample_bytes = 0;        // one decoded sample as copied to the GPU
+  double sample_bytes = 0;        // one sample as copied to the GPU (decoded, or its coefficients)
   double h2d_bytes_per_s = 1e10;  // host-to-device copy bandwidth of one GPU
+  double gpu_decode_s = 0;        // decoding on the GPU: one GPU's batch on its decode kernels
 };
 
 struct ReplaySetup {

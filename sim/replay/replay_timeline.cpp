@@ -78,6 +78,7 @@ const char* to_string(KernelCategory category) {
     case KernelCategory::update: return "update";
     case KernelCategory::reduction: return "reduction";
     case KernelCategory::copy: return "copy";
+    case KernelCategory::input: return "input";
   }
   return "kernel";
 }

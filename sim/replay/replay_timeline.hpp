@@ -21,7 +21,8 @@
 namespace gpuscale::sim {
 
 // What a GPU kernel does, as a trace viewer filters it (the event's `cat`).
-enum class KernelCategory { forward, backward, update, reduction, copy };
+// `input`: a GPU's decode of its batch (decoding on the GPU).
+enum class KernelCategory { forward, backward, update, reduction, copy, input };
 const char* to_string(KernelCategory category);
 
 struct KernelRecord {

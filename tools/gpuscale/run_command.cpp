@@ -92,6 +92,10 @@ sim::Experiment experiment_of(const RunOptions& o, const CLI::App& cmd) {
   if (given("--fusion-mb")) e.fusion_mb = o.fusion_mb;
   if (given("--fusion-cycle-ms")) e.fusion_cycle_ms = o.fusion_cycle_ms;
   if (given("--decode-threads")) e.decode_threads = o.decode_threads;
+  if (given("--input-pipeline")) {
+    e.input_pipeline = f.input_pipeline;
+    e.input_pipeline_written_at = Origin{"--input-pipeline", 0};
+  }
   if (given("--protocol")) e.protocol = f.protocol;
   if (given("--spatial")) {
     e.spatial = f.spatial;
@@ -373,6 +377,10 @@ void run(const RunOptions& o, const CLI::App& cmd) {
                                            experiment.global_batch)
                              : "");
     }
+    if (experiment.input_pipeline == "dali") {
+      out += "input: DALI's pipeline, images decoded on the GPUs (its decode threads, per GPU, "
+             "only Huffman-decode; docs/gpu-input-pipeline-sources.md)\n";
+    }
     if (experiment.spatial > 1) {
       const wl::SpatialSplit split = wl::spatial_split(experiment.spatial);
       out += fmt::format("spatial: each sample split over {} GPUs ({}x{} blocks, halo exchange), "
@@ -468,6 +476,11 @@ void add_run_command(CLI::App& app) {
                                                          "input for all GPUs of a process "
                                                          "(default: the framework's)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--input-pipeline", e.input_pipeline,
+                  "Where images are decoded: cpu (the framework's own pipeline) or dali (DALI's "
+                  "nvJPEG decoder: Huffman on the decode threads, the rest on the GPU; "
+                  "--decode-threads is then per GPU)")
+      ->check(CLI::IsMember(sim::input_pipeline_names()));
   cmd->add_option("--spatial", e.spatial, "Spatial parallelism: split each sample over this many "
                                           "GPUs (halo exchange; docs/replay.md); --batch is then "
                                           "the samples of each group")

@@ -194,7 +194,10 @@ std::vector<std::string> departures_of(const Suite& suite, const sim::Experiment
   if (under_setup != rows.end()) {
     const sim::Experiment one = sim::for_workload(e, under_setup->workload);
     const int threads = sim::decode_threads_of(one);
-    if (threads != s.decode_threads.value_or(framework.input.decode_threads)) {
+    if (one.input_pipeline == "dali") {
+      out.push_back("DALI's input pipeline (images decoded on the GPUs), which no reading of the "
+                    "study has");
+    } else if (threads != s.decode_threads.value_or(framework.input.decode_threads)) {
       out.push_back(fmt::format("{} decode threads, which no reading of the study has", threads));
     }
     const double buffer_mb = sim::allreduce_buffer_mb(one);

@@ -123,6 +123,7 @@ std::string run_hash(const Run& run, const std::string& build_fingerprint) {
   h.add(override_text(e.fusion_cycle_ms)).add(std::to_string(e.iterations));
   h.add(std::to_string(e.samples)).add(std::to_string(e.seed));
   h.add(e.decode_threads ? std::to_string(*e.decode_threads) : std::string("framework"));
+  if (e.input_pipeline == "dali") h.add("input_pipeline=dali");  // runs hashed before it kept theirs
   // Only a split adds to the hash, so that runs without one keep the hashes they had.
   if (sim::spatial_ways(e, c) > 1) h.add("spatial").add(std::to_string(sim::spatial_ways(e, c)));
   // Likewise a precision asked for (the workload's own is in its document, hashed above).

@@ -49,6 +49,22 @@ HostCost read_host_cost(const MapReader& costs, const std::string& name, std::st
   return read_parameter<Seconds>(costs, name, example, read_seconds, format_seconds);
 }
 
+// A framework's input pipeline (`input:`), or its DALI pipeline (`dali_input:`, on the GPU, whose
+// decode threads need their nvJPEG buffer).
+InputPipeline read_input_pipeline(const ConfigNode& node, const std::string& key, bool on_gpu) {
+  MapReader in(node, key, on_gpu ? std::vector<std::string>{"decode_threads", "prefetch_batches",
+                                                             "decoder_buffer"}
+                                 : std::vector<std::string>{"decode_threads", "prefetch_batches"});
+  InputPipeline p;
+  p.on_gpu = on_gpu;
+  p.decode_threads =
+      static_cast<int>(read_integer(in.require("decode_threads", "4"), "decode_threads", 1, 1024));
+  p.prefetch_batches = static_cast<int>(
+      read_integer(in.require("prefetch_batches", "4"), "prefetch_batches", 1, 1024));
+  if (on_gpu) p.decoder_buffer = read_bytes(in.require("decoder_buffer", "16 MiB"), "decoder_buffer");
+  return p;
+}
+
 // `allreduce: {grouping: fusion_cycle, buffer: B, cycle: T}` or `{grouping: buckets, buffer: B,
 // first_bucket: B}`.
 AllreduceModel read_allreduce(const ConfigNode& node) {
@@ -217,7 +233,7 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
   MapReader r(doc, "framework file",
               {"name", "description", "context", "workspace_limit", "optimizer_state_per_param",
                "update_on_kvstore", "relu_in_place", "add_in_place", "execution", "host_costs",
-               "input",
+               "input", "dali_input",
                "exchange_methods", "copies_without_peer_access", "allreduce", "precision",
                "calibration"});
   f.name = r.name("name", "mxnet");
@@ -267,12 +283,11 @@ FrameworkConfig load_framework(const std::string& name_or_path, const Origin& na
   f.host.engine_op = read_host_cost(h, "engine_op", "20 us");
   f.host.python_per_key = read_host_cost(h, "python_per_key", "100 us");
 
-  MapReader in(r.require("input", "{decode_threads: 4, prefetch_batches: 4}"), "input",
-               {"decode_threads", "prefetch_batches"});
-  f.input.decode_threads =
-      static_cast<int>(read_integer(in.require("decode_threads", "4"), "decode_threads", 1, 1024));
-  f.input.prefetch_batches = static_cast<int>(
-      read_integer(in.require("prefetch_batches", "4"), "prefetch_batches", 1, 1024));
+  f.input = read_input_pipeline(r.require("input", "{decode_threads: 4, prefetch_batches: 4}"),
+                                "input", false);
+  if (const ConfigNode* n = r.find("dali_input")) {
+    f.dali_input = read_input_pipeline(*n, "dali_input", true);
+  }
 
   f.exchange_methods = read_exchange_methods(
       r.require("exchange_methods", "[kvstore_device, kvstore_nccl, allreduce]"));

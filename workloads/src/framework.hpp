@@ -124,8 +124,12 @@ struct AllreduceModel {
 };
 
 struct InputPipeline {
-  int decode_threads = 4;    // per process
+  // Where images are decoded: on the CPU (decode and augmentation on the decode threads), or on
+  // the GPU (DALI's "mixed" decoder: the decode threads Huffman-decode, the GPU does the rest).
+  bool on_gpu = false;
+  int decode_threads = 4;    // per process; on_gpu: per GPU (each GPU has its own DALI pipeline)
   int prefetch_batches = 4;  // decoded batches the iterator may hold ahead
+  Bytes decoder_buffer{0};   // on_gpu: the nvJPEG device buffer each decode thread keeps
 };
 
 // A point of a validation suite: the suite's name and the point's id
@@ -160,6 +164,8 @@ struct FrameworkConfig {
   ExecutionModel execution;
   HostCosts host;
   InputPipeline input;
+  // Its DALI pipeline, which --input-pipeline dali puts in place of `input`; absent: it has none.
+  std::optional<InputPipeline> dali_input;
   // The gradient-exchange methods it has (sim/exchange/registry.hpp names them), each with the
   // line that lists it.
   std::vector<std::pair<std::string, Origin>> exchange_methods;

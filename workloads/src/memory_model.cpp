@@ -24,6 +24,19 @@ double activation_bytes_per_sample(const Workload& w, const WorkloadCosts& costs
   return kept + 2 * largest * bytes_per_element(w.precision);
 }
 
+// An input pipeline that decodes on the GPU (DALI): each decode thread's nvJPEG buffer, and for
+// each sample of every batch the prefetch queue holds, each operator's output: the decoded RGB
+// image (3 bytes a pixel), the resized 8-bit sample and the float32 sample. A maintainer's rule
+// (NVIDIA/DALI#840): every operator's output at its batch's size, times the queue's depth
+// (docs/gpu-input-pipeline-sources.md §3). Buffers grow to the largest batch seen; the mean
+// image stands for it, so this is a floor [?].
+double gpu_input_bytes(const Workload& w, const InputPipeline& in, const MemoryOptions& o) {
+  if (!in.on_gpu || o.decoded_image_pixels == 0) return 0;  // nothing decoded, no pipeline
+  const double elements = static_cast<double>(w.layers.front().output.elements());
+  const double per_sample = 3 * o.decoded_image_pixels + elements + 4 * elements;
+  return in.decode_threads * in.decoder_buffer.value + in.prefetch_batches * o.batch * per_sample;
+}
+
 }  // namespace
 
 std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts& costs,
@@ -52,6 +65,7 @@ std::vector<MemoryParts> estimate_memory(const Workload& w, const WorkloadCosts&
   common.activations =
       (activation_bytes_per_sample(w, costs, f) + o.halo_elements_per_sample * element) * o.batch;
   common.workspace = o.workspace_bytes ? o.workspace_bytes(o.batch) : 0;
+  common.input = gpu_input_bytes(w, f.input, o);
   common.optimizer = o.exchange.optimizer_in_store ? 0 : optimizer_bytes;
   std::vector<MemoryParts> gpus(static_cast<size_t>(o.gpus), common);
   for (size_t g = 0; g < o.exchange.bytes.size(); ++g) {

@@ -1,6 +1,7 @@
 // Memory per GPU of data-parallel training (docs/memory-model.md):
 //   context + weights + gradients + optimizer state + activations kept for backward (x batch)
-//   + cuDNN workspace + the buffers of the gradient exchange,
+//   + cuDNN workspace + the buffers of the gradient exchange + those of an input pipeline that
+//   decodes on the GPU,
 // each at the dtypes of the workload's precision recipe (its framework's): weights and their
 // 16-bit casts, gradients and FP32 master gradients, optimizer state with FP32 master weights.
 // The exchange's buffers make GPUs differ (ExchangeBuffers, as the exchange method says): with
@@ -36,6 +37,10 @@ struct MemoryOptions {
   // Spatial parallelism: the halo elements per sample a GPU keeps with its blocks until
   // backward (kept_halo_elements_per_sample); they count with the activations.
   double halo_elements_per_sample = 0;
+  // Decoding on the GPU (the framework's input.on_gpu): a stored image's mean pixels, which the
+  // decoder writes as RGB before the sample is cut from it; 0: the dataset has no images to
+  // decode, and the pipeline no buffers.
+  double decoded_image_pixels = 0;
 };
 
 // Bytes per part on one GPU.
@@ -47,14 +52,15 @@ struct MemoryParts {
   double activations = 0;
   double workspace = 0;
   double exchange = 0;
+  double input = 0;  // decoding on the GPU: the decoder's buffers and the prefetched batches
 
   double total() const {
-    return context + weights + gradients + optimizer + activations + workspace + exchange;
+    return context + weights + gradients + optimizer + activations + workspace + exchange + input;
   }
 
   // Before the first iteration: the context, the weights and their gradient arrays, the study's
   // "Pre-training Memory Usage ≈ Memory for Network Model". The optimizer state and the exchange
-  // buffers come with the first update, activations and workspace with the first forward [?]
+  // buffers come with the first update, activations, workspace and input with the first forward [?]
   // (docs/memory-model.md).
   double before_training() const { return context + weights + gradients; }
 };

@@ -50,7 +50,7 @@ ResultRow sampled(ResultRow r) {
   return r;
 }
 
-const RunSettings kSettings{"default", 67.108864, "auto", 4};
+const RunSettings kSettings{"default", 67.108864, "auto", 4, "cpu"};
 
 std::vector<std::string> keys_of(const JsonRow& row) {
   std::vector<std::string> keys;
@@ -121,7 +121,7 @@ TEST(ResultWriter, CsvCellsAreTheJsonValuesQuantitiesWithNineDigits) {
   const std::string csv = rows_csv({json}, RowsOf::Run);
   EXPECT_THAT(csv, ::testing::HasSubstr(
                        "\ndgx1-v100,resnet-50,nccl,mxnet: horovod fusion 64 MiB every 5 ms,mxnet,fp32,"
-                       "default,67.108864,auto,4,strong,8,32,1,0.123456789,4567.891,0.333333333,"
+                       "default,67.108864,auto,4,cpu,strong,8,32,1,0.123456789,4567.891,0.333333333,"
                        "7.654321,"
                        "0.956790125,2345.6789,"));
   EXPECT_THAT(csv, ::testing::EndsWith(",5.2345,4.5678,16,true,0.95\n"));

@@ -115,6 +115,44 @@ TEST(HostModel, ADecodeBoundIterationTakesTheDecodeThreadsTime) {
   EXPECT_EQ(without_input.input_wait_s, 0.0);
 }
 
+TEST(HostModel, ADaliDecodeBoundIterationTakesOneGpusBatchOnItsOwnThreads) {
+  // Decoding on the GPU, 10 ms of Huffman per image: MXNet's one process runs a DALI pipeline of
+  // 2 threads per GPU, so 2 GPUs x 16 images take 32 x 10 ms / 4 = 80 ms, the same as one GPU's
+  // 16 images on its 2 threads.
+  const std::string folder = std::filesystem::path(testing::write_temp_file(
+      "imagenet.yaml",
+      "name: imagenet\nsamples: 1281167\ndecode: {per_sample: 40 ms, clock: 2.2 GHz}\n"
+      "gpu_decode: {host_per_sample: 10 ms, clock: 2.2 GHz, pixels: 188600, "
+      "coefficients: 1146 KB}\n")).parent_path();
+  const testing::ScopedEnv datasets_dir("GPUSCALE_DATASETS_DIR");
+  ::setenv("GPUSCALE_DATASETS_DIR", folder.c_str(), 1);
+  for (int gpus : {1, 2}) {
+    Experiment e = lenet_on(gpus);
+    e.input_pipeline = "dali";
+    EXPECT_NEAR(run_one(e).iteration_s / 0.080, 1.0, 1e-3) << gpus << " GPUs";
+  }
+}
+
+TEST(FrameworkFile, DaliTakesThePlaceOfTheFrameworksOwnPipelineWhereItHasOne) {
+  Experiment e;
+  e.framework = "mxnet";
+  e.input_pipeline = "dali";
+  const wl::FrameworkConfig dali = framework_of(e);
+  EXPECT_TRUE(dali.input.on_gpu);
+  EXPECT_EQ(dali.input.decode_threads, 2);
+  EXPECT_EQ(dali.input.prefetch_batches, 2);
+  EXPECT_EQ(dali.input.decoder_buffer.value, 16.0 * 1024 * 1024);
+  e.decode_threads = 8;
+  EXPECT_EQ(framework_of(e).input.decode_threads, 8);
+  wl::FrameworkConfig without = wl::load_framework("mxnet");
+  without.dali_input.reset();
+  e.framework_config = std::make_shared<const wl::FrameworkConfig>(without);
+  e.input_pipeline_written_at = Origin{"--input-pipeline", 0};
+  EXPECT_NE(testing::config_error_of([&] { framework_of(e); })
+                .find("--input-pipeline: framework mxnet"),
+            std::string::npos);
+}
+
 // pytorch-ddp.yaml with `engine_op` (per operator dispatch) and `stream_sync` set, no launch cost.
 std::string pytorch_with(const std::string& engine_op, const std::string& stream_sync) {
   const std::string once = testing::framework_file_with("engine_op", engine_op, "pytorch-ddp");
