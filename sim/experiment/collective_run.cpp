@@ -19,7 +19,7 @@ CollectiveRun run_schedule(const topo::Topology& topology, const topo::Router& r
   Simulation sim(topology, router, gpus, needs, reduction_at(reduce_bandwidth_Bps));
   sim.append(schedule, -1);
   const double seconds = sim.run();
-  return {seconds, sim.dag().activities_started()};
+  return {seconds, sim.dag().activities_started(), {}};
 }
 
 }  // namespace

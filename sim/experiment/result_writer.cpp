@@ -102,11 +102,11 @@ std::string cell(const TableColumn& t, const OutputRow& row) {
 }  // namespace
 
 JsonRow row_json(const OutputRow& row) {
-  JsonRow json = JsonRow::object();
+  JsonRow fields = JsonRow::object();
   for (const Column& c : result_columns()) {
-    if (in_json(c, row)) json[std::string(c.key)] = c.read(row);
+    if (in_json(c, row)) fields[std::string(c.key)] = c.read(row);
   }
-  return json;
+  return fields;
 }
 
 std::string rows_csv(const std::vector<JsonRow>& rows, RowsOf rows_of) {

@@ -22,8 +22,8 @@ using sim::Track;
 constexpr double kRowHeight = 14, kBarHeight = 10;
 constexpr double kPanelTitleHeight = 26, kAxisHeight = 36, kPanelGap = 10;
 constexpr double kLegendTop = 8, kLegendRowHeight = 18;
-constexpr double kMargin = 10;
-constexpr double kLegendCharWidth = 6.5;  // rough, at the chart's 11 px font
+constexpr double kTimelineMargin = 10;
+constexpr double kTimelineLegendCharWidth = 6.5;  // rough, at the chart's 11 px font
 
 constexpr double kMinBarWidth = 1;  // pixels: an event shorter than this would vanish
 constexpr double kMergeGap = 0.5;   // pixels: closer than this, two bars read as one anyway
@@ -80,11 +80,12 @@ struct Legend {
 
 Legend legend_of(const std::vector<std::string>& categories) {
   Legend legend;
-  double x = kMargin, y = kLegendTop;
+  double x = kTimelineMargin, y = kLegendTop;
   for (const std::string& category : categories) {
-    const double width = 14 + 6 + kLegendCharWidth * static_cast<double>(category.size()) + 18;
-    if (x > kMargin && x + width > kTimelineWidth - kMargin) {
-      x = kMargin;
+    const double width =
+        14 + 6 + kTimelineLegendCharWidth * static_cast<double>(category.size()) + 18;
+    if (x > kTimelineMargin && x + width > kTimelineWidth - kTimelineMargin) {
+      x = kTimelineMargin;
       y += kLegendRowHeight;
     }
     legend.svg += fmt::format(
@@ -195,7 +196,7 @@ double panel_height(size_t tracks) {
 std::string panel_svg(const Timeline& timeline, const std::vector<Track>& tracks,
                       const TimeAxis& axis, double top) {
   std::string out = fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"14\">{}</text>\n",
-                                kMargin, top + 18, xml_escape(timeline.title));
+                                kTimelineMargin, top + 18, xml_escape(timeline.title));
   const double rows_top = top + kPanelTitleHeight;
   const double rows_bottom = rows_top + kRowHeight * static_cast<double>(tracks.size());
   for (size_t r = 1; r < tracks.size(); r += 2) {
@@ -225,7 +226,7 @@ std::string timeline_svg(const std::vector<Timeline>& timelines, const TimeWindo
     panels += panel_svg(timeline, tracks, axis_of(timeline, window), y);
     y += panel_height(tracks.size());
   }
-  const double height = y + kMargin;
+  const double height = y + kTimelineMargin;
   return fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" "
                      "height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" "
                      "font-family=\"sans-serif\" font-size=\"11\">\n"

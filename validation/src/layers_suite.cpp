@@ -30,9 +30,9 @@ namespace {
 namespace fs = std::filesystem;
 using compute::TrainingPass;
 
-const std::vector<std::string> kSuiteKeys = {"kind",  "name",   "title",    "source",
+const std::vector<std::string> kLayersSuiteKeys = {"kind",  "name",   "title",    "source",
                                              "data",  "setup",  "models",   "history"};
-const std::vector<std::string> kSetupKeys = {"gpu", "framework", "precision", "protocol",
+const std::vector<std::string> kLayersSetupKeys = {"gpu", "framework", "precision", "protocol",
                                              "alternatives"};
 const std::vector<std::string> kProtocolKeys = {"modules", "unreported", "host_per_module",
                                                 "input_copy_in_first_forward"};
@@ -321,7 +321,7 @@ const char* to_string(ProfiledPass pass) {
 LayersSuite load_layers_suite(const std::string& name_or_path) {
   const std::string path = suite_yaml(name_or_path);
   const ConfigNode doc = ConfigNode::load_file(path);
-  const MapReader map(doc, "suite", kSuiteKeys);
+  const MapReader map(doc, "suite", kLayersSuiteKeys);
   read_one_of(map.require("kind", "layers"), "kind", {"layers"});
   LayersSuite s;
   s.name = map.name("name", "pipedream-v100");
@@ -332,7 +332,7 @@ LayersSuite load_layers_suite(const std::string& name_or_path) {
                     .lexically_normal()
                     .string();
   const MapReader setup(map.require("setup", "{gpu: V100-SXM2, framework: pytorch-ddp}"), "setup",
-                        kSetupKeys);
+                        kLayersSetupKeys);
   s.gpu = setup.string("gpu", "V100-SXM2");
   compute::load_gpu_spec(s.gpu, setup.require("gpu", "").origin());
   s.framework = setup.string("framework", "pytorch-ddp");

@@ -300,7 +300,7 @@ ordered_json run_json(const std::string& table, const StudyRun& run) {
   return out;
 }
 
-ordered_json optional_number(const std::optional<double>& value) {
+ordered_json optional_number_json(const std::optional<double>& value) {
   return value ? ordered_json(*value) : ordered_json(nullptr);
 }
 
@@ -358,10 +358,10 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     ordered_json mape = ordered_json::object();
     int held = 0, bounds = 0;
     for (const TableSummary& t : r.comparison.tables) {
-      mape[t.id] = optional_number(t.mape_pct);
+      mape[t.id] = optional_number_json(t.mape_pct);
       held += t.bounds_holding, bounds += t.bounds;
     }
-    mape["overall"] = optional_number(r.comparison.overall_mape_pct);
+    mape["overall"] = optional_number_json(r.comparison.overall_mape_pct);
     ordered_json reading = {{"id", r.reading.id}};
     if (r.reading.batch_total) reading["batch_per"] = *r.reading.batch_total ? "total" : "gpu";
     if (r.reading.decode_threads) reading["decode_threads"] = *r.reading.decode_threads;
@@ -414,16 +414,16 @@ ordered_json comparison_json(const Suite& suite, const Comparison& c,
     alternatives.push_back({{"table", a.table},
                             {"id", a.reading.id},
                             {"gpus", a.reading.gpus},
-                            {"mape_pct", optional_number(a.mape_pct)}});
+                            {"mape_pct", optional_number_json(a.mape_pct)}});
   }
   ordered_json mape = ordered_json::object();
-  for (const TableSummary& t : c.tables) mape[t.id] = optional_number(t.mape_pct);
-  mape["overall"] = optional_number(c.overall_mape_pct);
+  for (const TableSummary& t : c.tables) mape[t.id] = optional_number_json(t.mape_pct);
+  mape["overall"] = optional_number_json(c.overall_mape_pct);
   ordered_json calibration_mape = ordered_json::object();
   for (const TableSummary& t : c.tables) {
     if (t.calibration_mape_pct) calibration_mape[t.id] = *t.calibration_mape_pct;
   }
-  calibration_mape["overall"] = optional_number(c.calibration_mape_pct);
+  calibration_mape["overall"] = optional_number_json(c.calibration_mape_pct);
   ordered_json fitted = ordered_json::array();
   for (const wl::ParameterView& p : framework.parameters()) {
     if (!p.fitted) continue;

@@ -12,10 +12,6 @@ namespace gpuscale::interop {
 namespace {
 
 constexpr int kLayerFields = 12;
-// The limits of docs/hardening.md: SimGrid aborts on an infinite time, and no iteration takes
-// a day.
-constexpr double kMaxSeconds = 86400;
-constexpr uint64_t kMaxBytes = uint64_t{1} << 60;
 
 // A line split at whitespace, with its number.
 struct Line {
@@ -79,7 +75,7 @@ AstraSimLayer parse_layer(const Line& line, const std::string& path) {
   whole_number<long>(t[1], where, "reserved" + of);
   const auto cycles = [&](size_t i, const char* field) {
     const auto value = whole_number<uint64_t>(t[i], where, field + of);
-    if (static_cast<double>(value) * kAstraSimCycle_s > kMaxSeconds) {
+    if (static_cast<double>(value) * kAstraSimCycle_s > kMaxTraceSeconds) {
       throw ConfigError(where, fmt::format("{}{}: {} cycles is more than a day (a cycle is a "
                                            "nanosecond)",
                                            field, of, value));
@@ -89,7 +85,7 @@ AstraSimLayer parse_layer(const Line& line, const std::string& path) {
   const auto comm = [&](size_t i, const char* type_field, const char* size_field) {
     const std::optional<wl::Collective> kind = comm_type(t[i], where, type_field + of);
     const auto bytes = whole_number<uint64_t>(t[i + 1], where, size_field + of);
-    if (bytes > kMaxBytes) {
+    if (static_cast<double>(bytes) > kMaxTraceBytes) {
       throw ConfigError(where, fmt::format("{}{}: {} bytes is more than 1 EiB", size_field, of,
                                            bytes));
     }

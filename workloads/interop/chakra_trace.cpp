@@ -25,10 +25,6 @@ using Kind = TraceNode::Kind;
 
 // Our own attribute: a duration in seconds, exact where duration_micros rounds to microseconds.
 constexpr const char* kDurationAttr = "gpuscale_duration_s";
-// The limits of docs/hardening.md: SimGrid aborts on an infinite time, and no iteration takes
-// a day.
-constexpr double kMaxSeconds = 86400;
-constexpr int64_t kMaxBytes = int64_t{1} << 60;
 
 std::string trace_file(const std::string& prefix, int rank) {
   return fmt::format("{}.{}.et", prefix, rank);
@@ -92,7 +88,7 @@ class NodeReader {
         const pb::AttributeProto* exact = attr(kDurationAttr);
         t.seconds = exact != nullptr ? exact->double_val()
                                      : static_cast<double>(node_.duration_micros()) * 1e-6;
-        if (!(t.seconds >= 0 && t.seconds <= kMaxSeconds)) {
+        if (!(t.seconds >= 0 && t.seconds <= kMaxTraceSeconds)) {
           fail(fmt::format("duration {} s is not between 0 and a day", t.seconds));
         }
         if (t.seconds == 0 && attr("num_ops") != nullptr && integer(*attr("num_ops")).value_or(0) > 0) {
@@ -164,7 +160,7 @@ class NodeReader {
 
   double bytes() const {
     const int64_t size = required("comm_size");
-    if (size < 0 || size > kMaxBytes) {
+    if (size < 0 || static_cast<double>(size) > kMaxTraceBytes) {
       fail(fmt::format("comm_size {} is not between 0 and 1 EiB", size));
     }
     return static_cast<double>(size);

@@ -13,6 +13,11 @@
 
 namespace gpuscale::interop {
 
+// The limits of docs/hardening.md on an imported trace: SimGrid aborts on an infinite time, and
+// no iteration takes a day; no message is an exbibyte.
+inline constexpr double kMaxTraceSeconds = 86400;
+inline constexpr double kMaxTraceBytes = 0x1p60;
+
 struct TraceNode {
   enum class Kind {
     Compute,     // kernels on the rank's GPU for `seconds` alone (concurrent kernels share it)
