@@ -34,11 +34,12 @@ struct CategoryColour {
   const char* category;
   const char* colour;
 };
-constexpr std::array<CategoryColour, 7> kCategoryColours = {{{"forward", "#1f77b4"},
+constexpr std::array<CategoryColour, 8> kCategoryColours = {{{"forward", "#1f77b4"},
                                                              {"backward", "#ff7f0e"},
                                                              {"update", "#2ca02c"},
                                                              {"reduction", "#d62728"},
                                                              {"copy", "#9467bd"},
+                                                             {"input", "#e377c2"},
                                                              {"transfer", "#8c564b"},
                                                              {"link", "#17becf"}}};
 constexpr const char* kOtherColour = "#7f7f7f";

@@ -84,10 +84,10 @@ TEST(TimelineSvg, IsWellFormedTheSameBytesAndEscapesNames) {
 // Known categories in a fixed order, then others (grey) as they first appear.
 TEST(TimelineSvg, TheLegendNamesTheCategoriesPresentOnlyKnownOnesFirst) {
   sim::Timeline timeline = two_gpus();
-  timeline.events.insert(timeline.events.begin(), event("host", "decode", "input", 0, kMs));
+  timeline.events.insert(timeline.events.begin(), event("host", "start-up", "setup", 0, kMs));
   const std::string svg = timeline_svg({timeline}, {});
   size_t previous = 0;
-  for (const char* category : {"forward", "backward", "transfer", "link", "input"}) {
+  for (const char* category : {"forward", "backward", "transfer", "link", "setup"}) {
     const size_t at = svg.find(std::string(">") + category + "</text>");
     ASSERT_NE(at, std::string::npos) << category;
     EXPECT_GT(at, previous) << category;
