@@ -104,7 +104,8 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
       whole(workload_at(e, c.workload)),
       workload(wl::spatial_shard(whole, spatial)),
       costs(wl::compute_costs(workload)),
-      compute(compute_model_of(workload, costs, framework, gpu_of(machine, placement), e.profile)),
+      gpu(gpu_of(machine, placement)),
+      compute(compute_model_of(workload, costs, framework, gpu, e.profile)),
       halo(halo_of(spatial, whole, workload, c)) {
   setup.topology = &machine;
   setup.router = &router;
@@ -118,7 +119,7 @@ ReplayInputs::ReplayInputs(const Experiment& e, const Configuration& c)
   setup.precision = &framework.precision_of(workload);
   setup.mechanisms = mechanisms_without(e.without);
   setup.input = input_costs(machine, placement.gpus[0], workload, framework.input,
-                            e.input_pipeline_written_at, gpu_of(machine, placement), c.batch);
+                            e.input_pipeline_written_at, gpu, c.batch);
   setup.batch = c.batch;
   setup.exchange = exchange.get();
   setup.halo = halo.get();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/compute/compute_model.hpp"
+#include "sim/compute/gpu_spec.hpp"
 #include "sim/exchange/exchange_choice.hpp"
 #include "sim/exchange/exchange_method.hpp"
 #include "sim/exchange/spatial_halo.hpp"
@@ -40,6 +41,7 @@ struct ReplayInputs {
   const wl::Workload whole;        // the workload as its file describes it
   const wl::Workload workload;     // what one GPU holds: `whole`, or its spatial shard
   const wl::WorkloadCosts costs;
+  const compute::GpuSpec gpu;  // the job's first GPU's: the compute model's and the input's
   const std::shared_ptr<const compute::ComputeTimeModel> compute;
   const std::unique_ptr<const SpatialHalo> halo;  // null: every GPU holds whole samples
   ReplaySetup setup;
