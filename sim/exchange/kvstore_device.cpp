@@ -3,7 +3,8 @@
 // GPU's copy worker, with a sync), the reducer's own gradient too (CommDevice::Reduce copies all
 // n sources, comm.h:521-547; one GPU: none), one ElementwiseSum on the reducer, the optimizer
 // once there (update_on_kvstore), then one copy per GPU from the reducer's copy worker (one GPU:
-// none, it updates in place). The reducer of each key is MXNet's greedy size-balanced choice
+// none, it updates in place); without update_on_kvstore the copies carry the sum and every GPU
+// runs the optimizer on its own weights. The reducer of each key is MXNet's greedy size-balanced choice
 // (workloads/src/reducer_assignment.hpp). Its copies between GPUs without peer access go as the
 // framework says (FrameworkConfig::copies_without_peer_access: through host memory in MXNet).
 #include <fmt/format.h>
@@ -22,8 +23,9 @@ using NodeId = DagExecutor::NodeId;
 
 class KvstoreDeviceBuild : public GradientExchangeBuild {
  public:
-  KvstoreDeviceBuild(ReplayGraph& graph, std::vector<int> reducer)
-      : g_(graph), reducer_(std::move(reducer)) {}
+  // `store_updates`: the framework's update_on_kvstore.
+  KvstoreDeviceBuild(ReplayGraph& graph, bool store_updates, std::vector<int> reducer)
+      : g_(graph), store_updates_(store_updates), reducer_(std::move(reducer)) {}
 
   void gradient_ready(int key, const std::vector<NodeId>& ready, ExchangeIteration& it) override {
     const auto t = static_cast<size_t>(key);
@@ -31,40 +33,50 @@ class KvstoreDeviceBuild : public GradientExchangeBuild {
     const int ranks = g_.ranks();
     const auto on = [&](int rank) { return ready[static_cast<size_t>(g_.compute_rank(rank))]; };
     std::vector<NodeId>& weights = it.weights[t];
-    auto deliver = [&](int rank, NodeId node) {
-      if (rank < g_.compute_ranks()) weights[static_cast<size_t>(rank)] = node;
-    };
+    auto deliver = [&](int rank, NodeId node) { weights[static_cast<size_t>(rank)] = node; };
     const int root = reducer_[t];
-    std::vector<NodeId> gathered{ranks > 1 ? g_.local_copy_op(root, t, {on(root)}) : on(root)};
+    if (ranks == 1) {
+      // One GPU has no kvstore and updates its weights in place (python/mxnet/model.py:78-80 at
+      // 1.1.0).
+      deliver(root, g_.update_op(root, t, {on(root)}));
+      it.updated(t);
+      return;
+    }
+    std::vector<NodeId> gathered{g_.local_copy_op(root, t, {on(root)})};
     for (int src = 0; src < ranks; ++src) {
       if (src == root) continue;
       gathered.push_back(
           g_.engine_op(g_.copy_pool(src), g_.engine_factor(src), {on(src)}, 1, 1,
                        [&](NodeId start) { return g_.copy(src, root, bytes, start); }));
     }
-    NodeId merged = gathered.front();
-    if (ranks > 1) {
-      HostThreadPool& pool = g_.compute_pool(g_.compute_rank(root));
-      merged = g_.engine_op(pool, g_.engine_factor(root), gathered, 1, 1, [&](NodeId start) {
-        return g_.compute_node(root, g_.reduction_s((ranks + 1) * bytes), {start}, [&] {
-          return g_.tensor_kernel("sum", KernelCategory::reduction, t, bytes);
+    HostThreadPool& pool = g_.compute_pool(g_.compute_rank(root));
+    const NodeId merged =
+        g_.engine_op(pool, g_.engine_factor(root), gathered, 1, 1, [&](NodeId start) {
+          return g_.compute_node(root, g_.reduction_s((ranks + 1) * bytes), {start}, [&] {
+            return g_.tensor_kernel("sum", KernelCategory::reduction, t, bytes);
+          });
         });
-      });
-    }
-    const NodeId updated = g_.update_op(root, t, {merged});
-    // The reducer's own replica gets its copy from the merge buffer (CommDevice::Broadcast); one
-    // GPU has no kvstore and updates its weights in place (python/mxnet/model.py:78-80 at 1.1.0).
-    deliver(root, ranks > 1 ? g_.local_copy_op(root, t, {updated}) : updated);
+    // With update_on_kvstore the reducer updates the weights and sends them out; without
+    // (MXNET_UPDATE_ON_KVSTORE=0) it sends the summed gradient out, the same bytes, and every GPU
+    // updates its own weights (model.py _update_params). Either way the reducer's own replica
+    // gets its copy from the merge buffer (CommDevice::Broadcast).
+    const NodeId sent = store_updates_ ? g_.update_op(root, t, {merged}) : merged;
+    auto received = [&](int rank, NodeId copied) {
+      if (rank >= g_.compute_ranks()) return;
+      deliver(rank, store_updates_ ? copied : g_.update_op(rank, t, {copied}));
+    };
+    received(root, g_.local_copy_op(root, t, {sent}));
     for (int dst = 0; dst < ranks; ++dst) {
       if (dst == root) continue;
-      deliver(dst, g_.engine_op(g_.copy_pool(root), g_.engine_factor(root), {updated}, 1, 1,
-                                [&](NodeId start) { return g_.copy(root, dst, bytes, start); }));
+      received(dst, g_.engine_op(g_.copy_pool(root), g_.engine_factor(root), {sent}, 1, 1,
+                                 [&](NodeId start) { return g_.copy(root, dst, bytes, start); }));
     }
     it.updated(t);
   }
 
  private:
   ReplayGraph& g_;
+  bool store_updates_;
   std::vector<int> reducer_;  // [key]: its reducer's rank
 };
 
@@ -92,7 +104,8 @@ class KvstoreDevice : public ExchangeMethod {
   }
 
   std::unique_ptr<GradientExchangeBuild> build(ReplayGraph& graph) const override {
-    return std::make_unique<KvstoreDeviceBuild>(graph, reducers(graph));
+    return std::make_unique<KvstoreDeviceBuild>(graph, framework().update_on_kvstore,
+                                                reducers(graph));
   }
 
  protected:

@@ -1,7 +1,8 @@
 // MXNet's kvstore=nccl (src/kvstore/kvstore_nccl.h at 1.1.0; fs §2): per key one CPU-priority
 // engine operation that holds the global GPU allocator mutex and launches a group of ncclReduce
 // to GPU0, then CommSync (a cudaStreamSynchronize on every GPU in turn); the update on GPU0; the
-// same for ncclBcast. One GPU: no NCCL call and no CommSync, only the empty CPU-priority
+// same for ncclBcast (without update_on_kvstore the broadcast carries the summed gradient and
+// every GPU updates its own weights). One GPU: no NCCL call and no CommSync, only the empty CPU-priority
 // operation. The reduce and the broadcast run NCCL's ring (sim/collectives/nccl_ring.cpp).
 #include <fmt/format.h>
 
@@ -18,7 +19,9 @@ using NodeId = DagExecutor::NodeId;
 class KvstoreNcclBuild : public GradientExchangeBuild {
  public:
   // MXNet's NCCL kvstore operations hold the global GPU allocator mutex: one at a time.
-  explicit KvstoreNcclBuild(ReplayGraph& graph) : g_(graph), nccl_ops_(graph.make_pool(1)) {}
+  // `store_updates`: the framework's update_on_kvstore.
+  KvstoreNcclBuild(ReplayGraph& graph, bool store_updates)
+      : g_(graph), store_updates_(store_updates), nccl_ops_(graph.make_pool(1)) {}
 
   void gradient_ready(int key, const std::vector<NodeId>& ready, ExchangeIteration& it) override {
     const auto t = static_cast<size_t>(key);
@@ -32,24 +35,30 @@ class KvstoreNcclBuild : public GradientExchangeBuild {
           return g_.append_schedule(
               g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Reduce), start);
         });
-    const NodeId updated = g_.update_op(0, t, {reduced});
     if (g_.ranks() == 1) {
       // One GPU has no kvstore: it updates its weights in place (python/mxnet/model.py:78-80 at
       // 1.1.0), with nothing to copy back.
-      weights[0] = updated;
-    } else {
-      const NodeId broadcast =
-          g_.engine_op(nccl_ops_, process_factor, {updated}, calls, calls, [&](NodeId start) {
-            return g_.append_schedule(
-                g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Broadcast), start);
-          });
-      for (NodeId& w : weights) w = broadcast;
+      weights[0] = g_.update_op(0, t, {reduced});
+      it.updated(t);
+      return;
+    }
+    // GPU0 updates and broadcasts the weights (update_on_kvstore), or broadcasts the summed
+    // gradient, the same bytes, for every GPU to update its own (MXNET_UPDATE_ON_KVSTORE=0).
+    const NodeId sent = store_updates_ ? g_.update_op(0, t, {reduced}) : reduced;
+    const NodeId broadcast =
+        g_.engine_op(nccl_ops_, process_factor, {sent}, calls, calls, [&](NodeId start) {
+          return g_.append_schedule(
+              g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Broadcast), start);
+        });
+    for (size_t r = 0; r < weights.size(); ++r) {
+      weights[r] = store_updates_ ? broadcast : g_.update_op(static_cast<int>(r), t, {broadcast});
     }
     it.updated(t);
   }
 
  private:
   ReplayGraph& g_;
+  bool store_updates_;
   HostThreadPool nccl_ops_;
 };
 
@@ -69,7 +78,7 @@ class KvstoreNccl : public ExchangeMethod {
   }
 
   std::unique_ptr<GradientExchangeBuild> build(ReplayGraph& graph) const override {
-    return std::make_unique<KvstoreNcclBuild>(graph);
+    return std::make_unique<KvstoreNcclBuild>(graph, framework().update_on_kvstore);
   }
 
  protected:
@@ -85,18 +94,21 @@ class KvstoreNccl : public ExchangeMethod {
     return out;
   }
 
-  // Per key a REDUCE, the update and a BROADCAST, each NCCL call after the previous one (one
-  // operation at a time under the allocator's mutex).
+  // Per key a REDUCE, the update and a BROADCAST (without update_on_kvstore: the BROADCAST,
+  // then the update), each NCCL call after the previous one (one operation at a time under the
+  // allocator's mutex).
   void export_exchange(ExchangeTrace& trace) const override {
+    const bool store_updates = framework().update_on_kvstore;
     int previous = -1;
     for (const ExchangeTrace::Gradient& g : trace.gradients()) {
       std::vector<int> deps = g.ready;
       if (previous >= 0) deps.push_back(previous);
       const int reduced = trace.collective(fmt::format("reduce {}", trace.name_of(g)),
                                            wl::Collective::Reduce, trace.bytes_of(g), deps);
-      const int updated = trace.update(g, {reduced});
+      const int sent = store_updates ? trace.update(g, {reduced}) : reduced;
       previous = trace.collective(fmt::format("broadcast {}", trace.name_of(g)),
-                                  wl::Collective::Broadcast, trace.bytes_of(g), {updated});
+                                  wl::Collective::Broadcast, trace.bytes_of(g), {sent});
+      if (!store_updates) trace.update(g, {previous});
     }
   }
 };

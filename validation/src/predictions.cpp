@@ -100,6 +100,8 @@ struct RunGroup {
   int spatial = 1;
   bool batch_total = false;  // the batches are totals over the GPUs
   std::string framework;
+  std::string input_pipeline;  // NameMapping::input_pipeline, written at `input_pipeline_at`
+  Origin input_pipeline_at;
   std::vector<std::string> comms;
   std::vector<int> batches;
   std::vector<std::string> workloads;
@@ -117,14 +119,21 @@ std::vector<RunGroup> run_groups(const Suite& suite, const Machine& machine) {
     const std::vector<std::string> methods = suite.methods_of(network.study);
     for (const auto& method : methods) add_once(splits, suite.spatial_of(method));
     for (int spatial : splits) {
-      RunGroup mine{spatial, suite.batch_total_of(network.study),
-                    suite.framework_of(network.study), {}, suite.batches_of(network.study), {}, {}};
+      RunGroup mine{spatial,
+                    suite.batch_total_of(network.study),
+                    suite.framework_of(network.study),
+                    network.input_pipeline,
+                    network.input_pipeline_at,
+                    {},
+                    suite.batches_of(network.study),
+                    {},
+                    {}};
       for (const auto& method : methods) {
         if (suite.spatial_of(method) == spatial) add_once(mine.comms, suite.comm_of(method));
       }
       auto same = std::find_if(groups.begin(), groups.end(), [&](const RunGroup& g) {
         return g.spatial == mine.spatial && g.batch_total == mine.batch_total &&
-               g.framework == mine.framework &&
+               g.framework == mine.framework && g.input_pipeline == mine.input_pipeline &&
                g.comms == mine.comms && g.batches == mine.batches;
       });
       if (same == groups.end()) same = groups.insert(groups.end(), mine);
@@ -208,6 +217,8 @@ Predictions predict(const Suite& suite, const Progress& progress,
         e.topology = machine.topology;
         e.framework = group.framework;
         if (group.framework == setup.framework) e.framework_config = framework_config;
+        e.input_pipeline = group.input_pipeline;
+        e.input_pipeline_written_at = group.input_pipeline_at;
         e.workloads = group.workloads;
         e.comms = group.comms;
         e.spatial = group.spatial;

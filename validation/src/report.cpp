@@ -27,6 +27,7 @@ std::string names_of(const std::vector<NameMapping>& mappings) {
     if (!m.framework.empty())
       notes.push_back(std::filesystem::path(m.framework).filename().string());
     if (!m.precision.empty()) notes.push_back(m.precision);
+    if (!m.input_pipeline.empty()) notes.push_back(m.input_pipeline + " input");
     // A suite's own workload file by its name: the folder is the suite's.
     pairs.push_back(m.study + " = " + std::filesystem::path(m.gpuscale).filename().string() +
                     (notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, "; "))));

@@ -219,6 +219,10 @@ struct NameMapping {
   std::string framework;
   // The precision a network trained at; empty: the setup's.
   std::string precision;
+  // The input pipeline a network read its data with (sim::Experiment::input_pipeline: "dali"
+  // for a study's --use-dali), written at `input_pipeline_at`; empty: the framework's own.
+  std::string input_pipeline;
+  Origin input_pipeline_at;
   // Whether a network's batches are totals split over the GPUs (`batch_per: total`, a fixed
   // global batch: NCF's 1,048,576); empty: as the setup says.
   std::optional<bool> batch_total;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "sim/exchange/exchange_choice.hpp"
+#include "sim/experiment/experiment.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/config_reader.hpp"
 #include "topologies/core/shipped_files.hpp"
@@ -38,8 +39,9 @@ const std::vector<std::string> kSetupAlternativeKeys = {
     "id",       "batch_per", "decode_threads", "fusion_mb", "data",
     "networks", "methods",   "frameworks",     "why"};
 const std::vector<std::string> kMethodKeys = {"comm", "spatial"};
-const std::vector<std::string> kNetworkKeys = {"workload",  "methods",   "batches", "batch_per",
-                                               "framework", "precision", "twin_of"};
+const std::vector<std::string> kNetworkKeys = {"workload",  "methods",   "batches",
+                                               "batch_per", "framework", "precision",
+                                               "twin_of",   "input_pipeline"};
 const std::vector<std::string> kSourceKeys = {"file", "slide", "also", "text"};
 const std::vector<std::string> kTableKeys = {"id",     "title",       "source",
                                              "metric", "relative_to", "relative_to_machine",
@@ -329,6 +331,11 @@ void read_network(NameMapping& n, const ConfigNode& node, const std::string& fol
     n.precision = read_one_of(*precision, "precision", wl::precision_recipe_names());
   if (const ConfigNode* per = map.find("batch_per"))
     n.batch_total = read_one_of(*per, "batch_per", {"gpu", "total"}) == "total";
+  // Whether the network's framework has the pipeline is checked where it runs, at this line.
+  if (const ConfigNode* pipeline = map.find("input_pipeline")) {
+    n.input_pipeline = read_one_of(*pipeline, "input_pipeline", sim::input_pipeline_names());
+    n.input_pipeline_at = pipeline->origin();
+  }
   // Checked once every network is read (check_twins).
   if (const ConfigNode* twin = map.find("twin_of")) n.twin_of = read_string(*twin, "twin_of");
 }

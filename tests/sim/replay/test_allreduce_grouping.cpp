@@ -3,12 +3,14 @@
 // holding every gradient waits for the last one, and the framework file's `allreduce` section is
 // read strictly. When the optimizer updates (wl::UpdateTiming):
 // MXNet each weight once its gradient is exchanged, PyTorch every weight after the whole
-// exchange, Horovod's thread waiting for it on the host, DDP's stream on the GPU.
+// exchange, Horovod's thread waiting for it on the host, DDP's stream on the GPU; and where:
+// MXNet's kvstores on the reducing GPU, or on every GPU without update_on_kvstore.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <regex>
 
@@ -144,6 +146,40 @@ TEST(UpdateTiming, HorovodsThreadWaitsForTheExchangeDdpsStreamDoes) {
   EXPECT_LT(ddp.first_update_start - ddp.last_exchange_end, dispatch_s);
   EXPECT_GE(horovod.first_update_start - horovod.last_exchange_end, dispatch_s);
   EXPECT_GE(horovod.last_update_start - horovod.last_exchange_end, updates * dispatch_s);
+}
+
+// The update kernels each GPU ran in one iteration of LeNet on 4 GPUs, by track.
+std::map<std::string, int> updates_by_gpu(const std::string& framework, const std::string& comm) {
+  Experiment e;
+  e.framework = framework;
+  e.workloads = {"lenet"};
+  e.gpus = {4};
+  e.batches = {16};
+  e.comms = {comm};
+  e.iterations = 1;
+  e.record_timeline = true;
+  std::map<std::string, int> updates;
+  for (const TimelineEvent& event : run_experiment(e).back().timeline.events) {
+    if (event.category == "update") ++updates[event.track];
+  }
+  return updates;
+}
+
+TEST(UpdateTiming, MxnetKvstoresUpdateOnTheReducerUnlessEveryGpuUpdates) {
+  const int keys = static_cast<int>(wl::compute_costs(wl::load_workload("lenet")).tensors.size());
+  const std::string every_gpu = testing::write_temp_file(
+      "mxnet-local-updates.yaml",
+      "base: mxnet\nname: mxnet-local-updates\nupdate_on_kvstore: false\n");
+  for (const char* comm : {"p2p", "nccl_reduce_bcast"}) {
+    // update_on_kvstore: each key once, on its reducer (kvstore=nccl: GPU0).
+    int on_reducers = 0;
+    for (const auto& [track, updates] : updates_by_gpu("mxnet", comm)) on_reducers += updates;
+    EXPECT_EQ(on_reducers, keys) << comm;
+    // MXNET_UPDATE_ON_KVSTORE=0: every key on every GPU.
+    const std::map<std::string, int> local = updates_by_gpu(every_gpu, comm);
+    EXPECT_EQ(local.size(), 4u) << comm;
+    for (const auto& [track, updates] : local) EXPECT_EQ(updates, keys) << comm << " " << track;
+  }
 }
 
 TEST(AllreduceGrouping, TheFrameworkFileSaysHowAndFlagsOverrideIt) {
