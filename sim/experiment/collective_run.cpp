@@ -6,18 +6,30 @@
 #include "sim/collectives/registry.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/replay/protocol_choice.hpp"
+#include "sim/replay/replay.hpp"
 
 namespace gpuscale::sim {
 namespace {
 
-// Runs `schedule` over ranks `gpus` on a platform of just the legs it needs.
+// Runs `schedule` over ranks `gpus` on a platform of just the legs it needs: none, where its
+// depths are evaluated from their link loads, its reductions then running on rank 0's GPU.
 CollectiveRun run_schedule(const topo::Topology& topology, const topo::Router& router,
                            const std::vector<int>& gpus, const coll::Schedule& schedule,
-                           double reduce_bandwidth_Bps) {
+                           double reduce_bandwidth_Bps, FlowDetail detail) {
+  const bool from_link_loads = detail == FlowDetail::AsReplayed &&
+                               evaluated_from_link_loads(schedule, static_cast<int>(gpus.size()));
   PlatformNeeds needs;
-  needs.add(schedule, router, gpus);
+  if (from_link_loads) {
+    needs.hosts.push_back(gpus.front());
+  } else {
+    needs.add(schedule, router, gpus);
+  }
   Simulation sim(topology, router, gpus, needs, reduction_at(reduce_bandwidth_Bps));
-  sim.append(schedule, -1);
+  if (from_link_loads) {
+    sim.append_lock_step(schedule, -1, 0);
+  } else {
+    sim.append(schedule, -1);
+  }
   const double seconds = sim.run();
   return {seconds, sim.dag().activities_started(), {}};
 }
@@ -30,7 +42,7 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
                                   const std::vector<int>& node_of_rank,
                                   const std::string& algorithm, double bytes,
                                   const std::string& protocol, double reduce_bandwidth_Bps,
-                                  coll::Collective kind) {
+                                  coll::Collective kind, FlowDetail detail) {
   coll::CollectiveRequest request;
   request.kind = kind;
   request.bytes = bytes;
@@ -39,7 +51,7 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
   request.node_of_rank = node_of_rank;
   ProtocolChoice(topology, router, gpus, rings, node_of_rank, protocol).fill(request);
   CollectiveRun run = run_schedule(topology, router, gpus, coll::build_schedule(algorithm, request),
-                                   reduce_bandwidth_Bps);
+                                   reduce_bandwidth_Bps, detail);
   run.protocol = request.protocol.name;
   if (algorithm == "nccl_auto" && request.ranks > 1 && bytes > 0) {
     const coll::NcclChoice choice = coll::nccl_auto_choice(request);
@@ -60,7 +72,7 @@ double simulate_copy(const topo::Topology& topology, const topo::Router& router,
   transfer.dst = 1;
   transfer.bytes = bytes;
   copy.ops.push_back(transfer);
-  return run_schedule(topology, router, {src, dst}, copy, 0).seconds;
+  return run_schedule(topology, router, {src, dst}, copy, 0, FlowDetail::EveryFlow).seconds;
 }
 
 }  // namespace gpuscale::sim

@@ -11,6 +11,12 @@
 
 namespace gpuscale::sim {
 
+// How a collective is simulated: as a training replay does (its lock-step schedules over more
+// than kFullComputeUpToGpus ranks evaluated depth by depth from their link loads, replay.hpp), or
+// every flow of it in SimGrid, which the other agrees with (tests/sim/engine/test_lock_step.cpp)
+// and takes minutes at thousands of GPUs.
+enum class FlowDetail { AsReplayed, EveryFlow };
+
 struct CollectiveRun {
   double seconds = 0;
   long activities = 0;
@@ -28,7 +34,8 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
                                   const std::vector<int>& node_of_rank,
                                   const std::string& algorithm, double bytes,
                                   const std::string& protocol, double reduce_bandwidth_Bps,
-                                  coll::Collective kind = coll::Collective::AllReduce);
+                                  coll::Collective kind = coll::Collective::AllReduce,
+                                  FlowDetail detail = FlowDetail::AsReplayed);
 
 // One copy of `bytes` from GPU `src` to GPU `dst` along its route (legs store-and-forward).
 double simulate_copy(const topo::Topology& topology, const topo::Router& router, int src, int dst,
