@@ -50,7 +50,7 @@ ScheduleCompiler::ScheduleCompiler(const topo::Topology& topology, const topo::R
       reduce_seconds_(std::move(reduce_seconds)), link_bytes_(topology.links().size() * 2, 0.0) {}
 
 const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
-  auto [it, fresh] = routes_.try_emplace({a, b});
+  auto [it, fresh] = routes_.try_emplace(pair_key(a, b));
   if (fresh) {
     PairRoute& r = it->second;
     r.route = router_.route(gpus_[static_cast<size_t>(a)], gpus_[static_cast<size_t>(b)]);
@@ -60,7 +60,7 @@ const ScheduleCompiler::PairRoute& ScheduleCompiler::route(int a, int b) {
 }
 
 const ScheduleCompiler::HostLegs& ScheduleCompiler::host_legs(int a, int b) {
-  auto [it, fresh] = host_legs_.try_emplace({a, b});
+  auto [it, fresh] = host_legs_.try_emplace(pair_key(a, b));
   if (fresh) {
     for (const topo::Leg& leg : route(a, b).route.legs) {
       it->second.emplace_back(platform_.host(leg.src()), platform_.host(leg.dst()));

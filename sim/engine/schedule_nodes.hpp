@@ -6,10 +6,12 @@
 // single collectives alike.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -97,8 +99,14 @@ class ScheduleCompiler {
   const SimgridPlatform& platform_;
   std::vector<int> gpus_;
   std::function<double(double)> reduce_seconds_;
-  std::map<std::pair<int, int>, PairRoute> routes_;
-  std::map<std::pair<int, int>, HostLegs> host_legs_;
+  // By pair of ranks (pair_key): hashed, since a lock-step ring over 65,536 GPUs looks up
+  // half a million pairs per evaluation, and a node's address never changes once made.
+  static std::uint64_t pair_key(int a, int b) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32 |
+           static_cast<std::uint32_t>(b);
+  }
+  std::unordered_map<std::uint64_t, PairRoute> routes_;
+  std::unordered_map<std::uint64_t, HostLegs> host_legs_;
   std::vector<double> link_bytes_;
   // By algorithm, payload, op count, first transfer's source and bytes transferred.
   using LockStepKey = std::tuple<std::string, double, size_t, int, double>;
