@@ -1,5 +1,7 @@
 #include "sim/collectives/schedule.hpp"
 
+#include <algorithm>
+
 namespace gpuscale::coll {
 
 const char* to_string(Op::Kind kind) {
@@ -9,6 +11,29 @@ const char* to_string(Op::Kind kind) {
     case Op::Kind::Delay: return "delay";
   }
   return "?";
+}
+
+Schedule side_by_side(const std::vector<Schedule>& schedules) {
+  Schedule all;
+  if (schedules.empty()) return all;
+  all.algorithm = schedules.front().algorithm;
+  all.payload_bytes = schedules.front().payload_bytes;
+  all.lock_step = true;
+  for (const Schedule& s : schedules) {
+    const int first_op = static_cast<int>(all.ops.size());
+    const int first_pipeline = static_cast<int>(all.pipeline_step_latency_s.size());
+    for (Op op : s.ops) {
+      for (int& d : op.deps) d += first_op;
+      if (op.pipeline >= 0) op.pipeline += first_pipeline;
+      all.ops.push_back(std::move(op));
+    }
+    all.pipeline_step_latency_s.insert(all.pipeline_step_latency_s.end(),
+                                       s.pipeline_step_latency_s.begin(),
+                                       s.pipeline_step_latency_s.end());
+    all.ranks = std::max(all.ranks, s.ranks);
+    all.lock_step = all.lock_step && s.lock_step;
+  }
+  return all;
 }
 
 }  // namespace gpuscale::coll

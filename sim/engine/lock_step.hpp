@@ -31,6 +31,12 @@
 
 namespace gpuscale::sim {
 
+// How a command simulates its collectives: as a training replay does (lock-step schedules over
+// more than kFullComputeUpToGpus ranks evaluated depth by depth from their link loads,
+// sim/replay/replay.hpp), or every flow in SimGrid, which the other agrees with
+// (tests/sim/engine/test_lock_step.cpp) and takes minutes at thousands of GPUs.
+enum class FlowDetail { AsReplayed, EveryFlow };
+
 struct LockStepDepth {
   double transfer_s = 0;    // the depth's slowest transfer or delay (0: none)
   double reduce_bytes = 0;  // the depth's largest reduction, bytes of memory traffic (0: none)

@@ -7,15 +7,10 @@
 #include <vector>
 
 #include "sim/collectives/request.hpp"
+#include "sim/engine/lock_step.hpp"
 #include "topologies/src/routing.hpp"
 
 namespace gpuscale::sim {
-
-// How a collective is simulated: as a training replay does (its lock-step schedules over more
-// than kFullComputeUpToGpus ranks evaluated depth by depth from their link loads, replay.hpp), or
-// every flow of it in SimGrid, which the other agrees with (tests/sim/engine/test_lock_step.cpp)
-// and takes minutes at thousands of GPUs.
-enum class FlowDetail { AsReplayed, EveryFlow };
 
 struct CollectiveRun {
   double seconds = 0;

@@ -7,6 +7,7 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/parallel/one_f_one_b.hpp"
 #include "sim/replay/protocol_choice.hpp"
+#include "sim/replay/replay.hpp"
 #include "topologies/src/rings.hpp"
 
 namespace gpuscale::par {
@@ -133,6 +134,29 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
               : std::vector{b.collective(coll::Collective::AllReduce, w.gradient_bytes, group, {})});
     }
   }
+  // Under symmetry (more than sim::kFullComputeUpToGpus replicas) a stage's exchanges, which all
+  // start when its last backward ends, are evaluated side by side from their link loads, as the
+  // replay evaluates its collectives: per stage its groups' first collectives as one schedule,
+  // and with ZeRO-1 their allgathers as another. Else every flow runs.
+  const bool from_link_loads =
+      job.detail == sim::FlowDetail::AsReplayed && job.dp > sim::kFullComputeUpToGpus &&
+      std::all_of(exchanges.begin(), exchanges.end(), [](const auto& stage) {
+        return std::all_of(stage.begin(), stage.end(), [](const auto& group) {
+          return std::all_of(group.begin(), group.end(),
+                             [](const coll::Schedule& s) { return s.lock_step; });
+        });
+      });
+  std::vector<std::vector<coll::Schedule>> stage_exchanges(static_cast<size_t>(p));
+  if (from_link_loads) {
+    for (size_t k = 0; k < exchanges.size(); ++k) {
+      if (exchanges[k].empty()) continue;
+      for (size_t c = 0; c < exchanges[k].front().size(); ++c) {
+        std::vector<coll::Schedule> at_once;
+        for (const auto& group : exchanges[k]) at_once.push_back(group[c]);
+        stage_exchanges[k].push_back(coll::side_by_side(at_once));
+      }
+    }
+  }
   // Every transfer's legs; as hosts, the GPUs that run kernels even where no transfer reaches
   // them (one GPU, say). Reductions are fused into NCCL's ring kernels: the schedules have none.
   sim::PlatformNeeds needs;
@@ -146,7 +170,9 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
   for (const auto& s : backward_sends) add_legs(s);
   for (const auto& stage : exchanges) {
     for (const auto& group : stage) {
-      for (const auto& s : group) add_legs(s);
+      for (const auto& s : group) {
+        if (!from_link_loads) add_legs(s);
+      }
     }
   }
   for (int k = 0; k < p; ++k) needs.hosts.push_back(b.device(b.rank(k, 0, 0)));
@@ -221,6 +247,14 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
       if (exchanges[ks].empty()) {
         dp_end[ks] = prev[ks];
         optimizer[ks] = dag.add(step, {prev[ks]});
+        continue;
+      }
+      if (from_link_loads) {
+        const std::vector<coll::Schedule>& at_once = stage_exchanges[ks];
+        const NodeId exchanged = sim.append_lock_step(at_once.front(), prev[ks], 0);
+        const NodeId stepped = dag.add(step, {exchanged});
+        optimizer[ks] = job.zero1 ? sim.append_lock_step(at_once.back(), stepped, 0) : stepped;
+        dp_end[ks] = job.zero1 ? optimizer[ks] : exchanged;
         continue;
       }
       for (size_t j = 0; j < exchanges[ks].size(); ++j) {

@@ -9,18 +9,21 @@
 // GPU per stage are simulated (pipeline 0, tensor rank 0), and its activations go to the next
 // stage's tensor rank 0; the other replicas and tensor ranks run the same passes at the same
 // times. The data-parallel allreduces run over the real GPU sets of every stage and tensor rank
-// at once (t p rings of d GPUs), so they share links as they do on the machine. A tensor-parallel
-// allreduce (an NCCL ring over the stage's t GPUs, inside one node) is simulated once over the
-// real GPUs and links before the iteration starts, and every one of the pipeline's 4 L m is a
-// delay of that length: nothing else crosses a node's NVLink fabric during the pipeline (the
-// activations leave through the NICs, the data-parallel exchange comes after), so they would
-// all take the same time, and there are 4 L m of them (73,728 for GPT-3 at m = 192), each some
-// hundred flows.
+// at once (t p rings of d GPUs), so they share links as they do on the machine; above 16
+// replicas each stage's t of them are evaluated side by side from their link loads
+// (lock_step.hpp), which leaves out only what one stage's exchange shares with another's that
+// overlaps it in time. A tensor-parallel allreduce (an NCCL ring over the stage's t GPUs, inside
+// one node) is simulated once over the real GPUs and links before the iteration starts, and every
+// one of the pipeline's 4 L m is a delay of that length: nothing else crosses a node's NVLink
+// fabric during the pipeline (the activations leave through the NICs, the data-parallel exchange
+// comes after), so they would all take the same time, and there are 4 L m of them (73,728 for
+// GPT-3 at m = 192), each some hundred flows.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "sim/engine/lock_step.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "topologies/src/routing.hpp"
 
@@ -52,6 +55,9 @@ struct PipelineJob {
   double tp_allreduce_bytes = 0;  // s b h x 2 bytes
   double activation_bytes = 0;    // sent between stages per micro-batch, each way
   std::string protocol = "auto";  // NCCL protocol of every collective (sim/replay/protocol_choice)
+  // How the data-parallel exchanges run: evaluated from their link loads under symmetry, or
+  // every flow (to compare the two).
+  sim::FlowDetail detail = sim::FlowDetail::AsReplayed;
 };
 
 struct StageResult {
