@@ -118,9 +118,11 @@ coll::CollectiveRequest ReplayGraph::request_for(double bytes, int root, coll::C
   return request;
 }
 
-coll::Schedule ReplayGraph::schedule_for(const std::string& algorithm, double bytes, int root,
-                                         coll::Collective kind) {
-  return coll::build_schedule(algorithm, request_for(bytes, root, kind));
+const coll::Schedule& ReplayGraph::schedule_for(const std::string& algorithm, double bytes,
+                                                int root, coll::Collective kind) {
+  auto [it, fresh] = schedules_.try_emplace({algorithm, bytes, root, kind});
+  if (fresh) it->second = coll::build_schedule(algorithm, request_for(bytes, root, kind));
+  return it->second;
 }
 
 ReplayGraph::NodeId ReplayGraph::append_schedule(const coll::Schedule& schedule, NodeId start) {

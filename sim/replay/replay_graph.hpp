@@ -12,8 +12,10 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/collectives/request.hpp"
@@ -155,8 +157,10 @@ class ReplayGraph {
   // machine's rings, nodes and NCCL protocol (protocol_choice.hpp).
   coll::CollectiveRequest request_for(double bytes, int root,
                                       coll::Collective kind = coll::Collective::AllReduce);
-  coll::Schedule schedule_for(const std::string& algorithm, double bytes, int root,
-                              coll::Collective kind = coll::Collective::AllReduce);
+  // Its schedule by `algorithm`, built once per run: every iteration (and every sample) repeats
+  // the same collectives.
+  const coll::Schedule& schedule_for(const std::string& algorithm, double bytes, int root,
+                                     coll::Collective kind = coll::Collective::AllReduce);
   // `schedule`'s nodes after `start`, evaluated from link loads under symmetry (replay.hpp).
   NodeId append_schedule(const coll::Schedule& schedule, NodeId start);
   // One copy of `bytes` from rank `src`'s GPU to rank `dst`'s along the machine's route.
@@ -187,6 +191,7 @@ class ReplayGraph {
   // [compute rank]: the issues of updates on that GPU's thread since the last take.
   std::vector<std::vector<NodeId>> updates_issued_;
   std::vector<KernelRecord> kernels_;
+  std::map<std::tuple<std::string, double, int, coll::Collective>, coll::Schedule> schedules_;
 };
 
 }  // namespace gpuscale::sim
