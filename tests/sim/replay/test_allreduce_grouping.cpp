@@ -88,18 +88,23 @@ struct UpdateTimes {
   double first_update_start = 1e9, last_update_start = 0;
 };
 
-UpdateTimes update_times(const std::string& framework, const std::string& comm) {
+// The timeline of one iteration of `workload` at batch 16 on `gpus` GPUs.
+std::vector<TimelineEvent> one_iteration(const std::string& framework, const std::string& workload,
+                                         int gpus, const std::string& comm) {
   Experiment e;
   e.framework = framework;
-  e.workloads = {"resnet-50"};
-  e.gpus = {2};
+  e.workloads = {workload};
+  e.gpus = {gpus};
   e.batches = {16};
   e.comms = {comm};
   e.iterations = 1;
   e.record_timeline = true;
-  const auto rows = run_experiment(e);
+  return run_experiment(e).back().timeline.events;
+}
+
+UpdateTimes update_times(const std::string& framework, const std::string& comm) {
   UpdateTimes u;
-  for (const TimelineEvent& event : rows.back().timeline.events) {
+  for (const TimelineEvent& event : one_iteration(framework, "resnet-50", 2, comm)) {
     if (event.category == "link") {
       u.last_exchange_end = std::max(u.last_exchange_end, event.end_s);
     }
@@ -150,16 +155,8 @@ TEST(UpdateTiming, HorovodsThreadWaitsForTheExchangeDdpsStreamDoes) {
 
 // The update kernels each GPU ran in one iteration of LeNet on 4 GPUs, by track.
 std::map<std::string, int> updates_by_gpu(const std::string& framework, const std::string& comm) {
-  Experiment e;
-  e.framework = framework;
-  e.workloads = {"lenet"};
-  e.gpus = {4};
-  e.batches = {16};
-  e.comms = {comm};
-  e.iterations = 1;
-  e.record_timeline = true;
   std::map<std::string, int> updates;
-  for (const TimelineEvent& event : run_experiment(e).back().timeline.events) {
+  for (const TimelineEvent& event : one_iteration(framework, "lenet", 4, comm)) {
     if (event.category == "update") ++updates[event.track];
   }
   return updates;
