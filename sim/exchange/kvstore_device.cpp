@@ -4,8 +4,8 @@
 // n sources, comm.h:521-547; one GPU: none), one ElementwiseSum on the reducer, the optimizer
 // once there (update_on_kvstore), then one copy per GPU from the reducer's copy worker (one GPU:
 // none, it updates in place); without update_on_kvstore the copies carry the sum and every GPU
-// runs the optimizer on its own weights. The reducer of each key is MXNet's greedy size-balanced choice
-// (workloads/src/reducer_assignment.hpp). Its copies between GPUs without peer access go as the
+// runs the optimizer on its own weights. The reducer of each key is MXNet's greedy
+// size-balanced choice (workloads/src/reducer_assignment.hpp). Its copies between GPUs without peer access go as the
 // framework says (FrameworkConfig::copies_without_peer_access: through host memory in MXNet).
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 // engine operation that holds the global GPU allocator mutex and launches a group of ncclReduce
 // to GPU0, then CommSync (a cudaStreamSynchronize on every GPU in turn); the update on GPU0; the
 // same for ncclBcast (without update_on_kvstore the broadcast carries the summed gradient and
-// every GPU updates its own weights). One GPU: no NCCL call and no CommSync, only the empty CPU-priority
-// operation. The reduce and the broadcast run NCCL's ring (sim/collectives/nccl_ring.cpp).
+// every GPU updates its own weights). One GPU: no NCCL call and no CommSync, only the empty
+// CPU-priority operation. The reduce and the broadcast run NCCL's ring (sim/collectives/nccl_ring.cpp).
 #include <fmt/format.h>
 
 #include "sim/collectives/registry.hpp"

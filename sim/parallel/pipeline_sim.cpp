@@ -168,10 +168,10 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
   add_legs(tp);
   for (const auto& s : forward_sends) add_legs(s);
   for (const auto& s : backward_sends) add_legs(s);
-  for (const auto& stage : exchanges) {
-    for (const auto& group : stage) {
-      for (const auto& s : group) {
-        if (!from_link_loads) add_legs(s);
+  if (!from_link_loads) {
+    for (const auto& stage : exchanges) {
+      for (const auto& group : stage) {
+        for (const auto& s : group) add_legs(s);
       }
     }
   }
