@@ -21,6 +21,7 @@
 #include "sim/experiment/result_row_codec.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/run_setup.hpp"
+#include "topologies/core/shipped_files.hpp"
 #include "topologies/core/distribution.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/memory_model.hpp"
@@ -162,7 +163,14 @@ const wl::FrameworkConfig& framework_file(const std::string& name) {
 void add_override(Experiment& e, const std::string& assignment, const Origin& written_at) {
   constexpr std::string_view kWorkload = "workload.";
   if (assignment.starts_with(kWorkload)) {
-    e.workload_overrides.push_back(assignment.substr(kWorkload.size()));
+    std::string one = assignment.substr(kWorkload.size());
+    // A file a workload names (its dataset, its framework) is taken from the folder of the file
+    // that writes it, as every path in a file is; on the command line, from where it runs.
+    const size_t equals = one.find('=');
+    const std::string key = one.substr(0, equals);
+    if (equals != std::string::npos && (key == "dataset" || key == "framework"))
+      one = key + "=" + file_or_name(one.substr(equals + 1), folder_of(written_at));
+    e.workload_overrides.push_back(one);
     return;
   }
   const std::string key = assignment.substr(0, assignment.find_first_of(".="));

@@ -411,6 +411,23 @@ TEST(CliRun, AnExperimentFilesWorkloadPathIsTakenFromItsFolder) {
   EXPECT_THAT(r.out, ::testing::HasSubstr("relative-tiny.yaml,nccl,")) << r.out;
 }
 
+// So is a dataset its `set:` names: an epoch of the dataset beside it, 100 samples, 25
+// iterations of 4.
+TEST(CliRun, AnExperimentFilesDatasetOverrideIsTakenFromItsFolder) {
+  testing::write_temp_file("relative-dataset.yaml",
+                           "name: relative-dataset\ndescription: d\nsamples: 100\nunit: images\n");
+  const std::string file = testing::write_temp_file(
+      "relative-dataset-experiment.yaml",
+      "workload: lenet\nset: [workload.dataset=relative-dataset.yaml]\ngpus: 1\ncomm: nccl\n"
+      "batch: 4\niterations: 2\n");
+  const auto r = run_command("cd / && " + kGpuscale + " run " + file + " --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["results"][0];
+  EXPECT_NEAR(row["epoch_s"].get<double>(),
+              row["setup_s"].get<double>() + 25 * row["iteration_s"].get<double>(),
+              1e-9 * row["epoch_s"].get<double>());
+}
+
 TEST(CliRun, AnExperimentFilesSetEntryIsBlamedAtItsLine) {
   const std::string file = testing::write_temp_file(
       "bad-set.yaml", "workload: lenet\nset:\n  - link_kinds.nvlink.lanes=2\n");
