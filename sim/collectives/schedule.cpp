@@ -1,6 +1,7 @@
 #include "sim/collectives/schedule.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace gpuscale::coll {
 
@@ -13,16 +14,16 @@ const char* to_string(Op::Kind kind) {
   return "?";
 }
 
-Schedule side_by_side(const std::vector<Schedule>& schedules) {
+Schedule side_by_side(std::vector<Schedule> schedules) {
   Schedule all;
   if (schedules.empty()) return all;
   all.algorithm = schedules.front().algorithm;
   all.payload_bytes = schedules.front().payload_bytes;
   all.lock_step = true;
-  for (const Schedule& s : schedules) {
+  for (Schedule& s : schedules) {
     const int first_op = static_cast<int>(all.ops.size());
     const int first_pipeline = static_cast<int>(all.pipeline_step_latency_s.size());
-    for (Op op : s.ops) {
+    for (Op& op : s.ops) {
       for (int& d : op.deps) d += first_op;
       if (op.pipeline >= 0) op.pipeline += first_pipeline;
       all.ops.push_back(std::move(op));

@@ -62,6 +62,6 @@ const char* to_string(Op::Kind kind);
 // `schedules` run at once as one schedule: their ops in turn, each keeping its own dependencies
 // and pipelines; lock-step if every one is. Its depths are theirs side by side, so evaluated from
 // link loads (sim/engine/lock_step.hpp) their transfers share links as they would running at once.
-Schedule side_by_side(const std::vector<Schedule>& schedules);
+Schedule side_by_side(std::vector<Schedule> schedules);
 
 }  // namespace gpuscale::coll

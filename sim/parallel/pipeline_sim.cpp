@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/engine/simulation.hpp"
@@ -153,7 +154,7 @@ PipelineResult simulate_pipeline(const PipelineJob& job) {
       for (size_t c = 0; c < exchanges[k].front().size(); ++c) {
         std::vector<coll::Schedule> at_once;
         for (const auto& group : exchanges[k]) at_once.push_back(group[c]);
-        stage_exchanges[k].push_back(coll::side_by_side(at_once));
+        stage_exchanges[k].push_back(coll::side_by_side(std::move(at_once)));
       }
     }
   }
