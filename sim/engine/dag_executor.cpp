@@ -15,19 +15,40 @@ DagExecutor* running_executor = nullptr;  // SimGrid's completion signal is glob
 
 }  // namespace
 
+DagExecutor::Node& DagExecutor::new_node() {
+  if ((size_ & (kChunkNodes - 1)) == 0) chunks_.push_back(std::make_unique<Node[]>(kChunkNodes));
+  Node& n = node_(static_cast<NodeId>(size_));
+  n.id = static_cast<NodeId>(size_++);
+  return n;
+}
+
 DagExecutor::NodeId DagExecutor::add(Spec spec, const std::vector<NodeId>& deps) {
-  const NodeId id = static_cast<NodeId>(nodes_.size());
   if (spec.kind == Kind::Transfer && spec.legs.empty()) {
     throw std::logic_error("DagExecutor: a transfer needs at least one leg");
   }
-  Node& n = nodes_.emplace_back();
-  n.id = id;
-  n.spec = std::move(spec);
+  const auto id = static_cast<NodeId>(size_);
   for (NodeId dep : deps) {
     if (dep < 0 || dep >= id) throw std::logic_error("DagExecutor: a dependency must exist already");
+  }
+  Node& n = new_node();
+  n.kind = spec.kind;
+  n.host = spec.host;
+  n.seconds = spec.seconds;
+  if (spec.kind == Kind::Transfer) {
+    n.transfer = static_cast<int>(transfers_.size());
+    transfers_.push_back({std::move(spec.legs), spec.bytes, spec.post_delay});
+  }
+  for (NodeId dep : deps) {
     Node& d = node_(dep);
     if (d.done) continue;
-    d.successors.push_back(id);
+    const auto edge = static_cast<int>(successors_.size());
+    successors_.push_back({id});
+    if (d.last_successor < 0) {
+      d.first_successor = edge;
+    } else {
+      successors_[static_cast<size_t>(d.last_successor)].next = edge;
+    }
+    d.last_successor = edge;
     ++n.pending;
   }
   if (n.pending == 0) ready_.push_back(id);
@@ -35,11 +56,9 @@ DagExecutor::NodeId DagExecutor::add(Spec spec, const std::vector<NodeId>& deps)
 }
 
 DagExecutor::NodeId DagExecutor::add_latch() {
-  const NodeId id = static_cast<NodeId>(nodes_.size());
-  Node& n = nodes_.emplace_back();
-  n.id = id;
+  Node& n = new_node();
   n.pending = 1;
-  return id;
+  return n.id;
 }
 
 void DagExecutor::release(NodeId latch) {
@@ -51,7 +70,8 @@ void DagExecutor::on_done(NodeId node, std::function<void(double)> hook) {
   if (n.done) {
     hook(n.end);
   } else {
-    n.hooks.push_back(std::move(hook));
+    n.has_hooks = true;
+    hooks_[node].push_back(std::move(hook));
   }
 }
 
@@ -82,14 +102,14 @@ void DagExecutor::start_ready() {
 void DagExecutor::start(NodeId id, double now) {
   Node& n = node_(id);
   n.start = now;
-  switch (n.spec.kind) {
+  switch (n.kind) {
     case Kind::Compute: {
-      if (n.spec.seconds <= 0) {
+      if (n.seconds <= 0) {
         complete(id, now);
         return;
       }
-      sg4::ExecPtr exec = sg4::Exec::init()->set_flops_amount(n.spec.seconds * kHostSpeed)
-                              ->set_host(n.spec.host);
+      sg4::ExecPtr exec = sg4::Exec::init()->set_flops_amount(n.seconds * kHostSpeed)
+                              ->set_host(n.host);
       exec->set_data(&n);
       exec->start();
       n.running = exec;
@@ -100,23 +120,24 @@ void DagExecutor::start(NodeId id, double now) {
       start_leg(n, now);
       return;
     case Kind::Delay:
-      if (n.spec.seconds <= 0) {
+      if (n.seconds <= 0) {
         complete(id, now);
       } else {
-        set_timer(id, now + n.spec.seconds);
+        set_timer(id, now + n.seconds);
       }
       return;
   }
 }
 
 void DagExecutor::start_leg(Node& n, double now) {
-  const auto& [src, dst] = n.spec.legs[n.next_leg++];
-  sg4::CommPtr comm = sg4::Comm::sendto_init(src, dst)->set_payload_size(
-      static_cast<uint64_t>(n.spec.bytes));
+  Transfer& t = transfers_[static_cast<size_t>(n.transfer)];
+  const auto& [src, dst] = t.legs[t.next_leg++];
+  sg4::CommPtr comm =
+      sg4::Comm::sendto_init(src, dst)->set_payload_size(static_cast<uint64_t>(t.bytes));
   comm->set_data(&n);
   comm->start();
   n.running = comm;
-  n.leg_start = now;
+  t.leg_start = now;
   ++activities_started_;
 }
 
@@ -135,14 +156,15 @@ void DagExecutor::activity_done(const sg4::Activity& activity) {
     just_finished_at_ = now;
   }
   just_finished_.push_back(std::move(n.running));
-  if (n.spec.kind == Kind::Transfer) {
-    if (record_legs_) leg_timings_.push_back({n.id, n.next_leg - 1, n.leg_start, now});
-    if (n.next_leg < n.spec.legs.size()) {
+  if (n.kind == Kind::Transfer) {
+    const Transfer& t = transfers_[static_cast<size_t>(n.transfer)];
+    if (record_legs_) leg_timings_.push_back({n.id, t.next_leg - 1, t.leg_start, now});
+    if (t.next_leg < t.legs.size()) {
       start_leg(n, now);
       return;
     }
-    if (n.spec.post_delay > 0) {
-      set_timer(n.id, now + n.spec.post_delay);
+    if (t.post_delay > 0) {
+      set_timer(n.id, now + t.post_delay);
       return;
     }
   }
@@ -154,12 +176,14 @@ void DagExecutor::complete(NodeId id, double now) {
   Node& n = node_(id);
   n.done = true;
   n.end = now;
-  for (NodeId s : n.successors) {
+  for (int e = n.first_successor; e >= 0; e = successors_[static_cast<size_t>(e)].next) {
+    const NodeId s = successors_[static_cast<size_t>(e)].node;
     if (--node_(s).pending == 0) ready_.push_back(s);
   }
-  // A hook may add nodes; the deque keeps `n` in place, but take the hooks out first anyway so
-  // that a hook registering another on this node runs it at once (n.done is set).
-  auto hooks = std::move(n.hooks);
+  if (!n.has_hooks) return;
+  // A hook may add nodes (and hooks); take this node's out first, so that a hook registering
+  // another on this node runs it at once (n.done is set).
+  auto hooks = std::move(hooks_.extract(id).mapped());
   for (auto& hook : hooks) hook(now);
 }
 
