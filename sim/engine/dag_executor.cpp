@@ -13,6 +13,19 @@ namespace {
 
 DagExecutor* running_executor = nullptr;  // SimGrid's completion signal is global
 
+// Appends `item` to the list from `first` to `last` linked through `table` by index.
+template <class Item>
+void append(std::vector<Item>& table, int& first, int& last, Item item) {
+  const auto index = static_cast<int>(table.size());
+  table.push_back(std::move(item));
+  if (last < 0) {
+    first = index;
+  } else {
+    table[static_cast<size_t>(last)].next = index;
+  }
+  last = index;
+}
+
 }  // namespace
 
 DagExecutor::Node& DagExecutor::new_node() {
@@ -41,14 +54,7 @@ DagExecutor::NodeId DagExecutor::add(Spec spec, const std::vector<NodeId>& deps)
   for (NodeId dep : deps) {
     Node& d = node_(dep);
     if (d.done) continue;
-    const auto edge = static_cast<int>(successors_.size());
-    successors_.push_back({id});
-    if (d.last_successor < 0) {
-      d.first_successor = edge;
-    } else {
-      successors_[static_cast<size_t>(d.last_successor)].next = edge;
-    }
-    d.last_successor = edge;
+    append(successors_, d.first_successor, d.last_successor, Successor{id});
     ++n.pending;
   }
   if (n.pending == 0) ready_.push_back(id);
@@ -70,8 +76,7 @@ void DagExecutor::on_done(NodeId node, std::function<void(double)> hook) {
   if (n.done) {
     hook(n.end);
   } else {
-    n.has_hooks = true;
-    hooks_[node].push_back(std::move(hook));
+    append(hooks_, n.first_hook, n.last_hook, Hook{std::move(hook)});
   }
 }
 
@@ -180,11 +185,12 @@ void DagExecutor::complete(NodeId id, double now) {
     const NodeId s = successors_[static_cast<size_t>(e)].node;
     if (--node_(s).pending == 0) ready_.push_back(s);
   }
-  if (!n.has_hooks) return;
-  // A hook may add nodes (and hooks); take this node's out first, so that a hook registering
-  // another on this node runs it at once (n.done is set).
-  auto hooks = std::move(hooks_.extract(id).mapped());
-  for (auto& hook : hooks) hook(now);
+  // A hook may add nodes and hooks (the table may grow): each is moved out before it runs. One
+  // registering another on this node runs it at once (n.done is set).
+  for (int h = n.first_hook; h >= 0; h = hooks_[static_cast<size_t>(h)].next) {
+    const std::function<void(double)> hook = std::move(hooks_[static_cast<size_t>(h)].run);
+    hook(now);
+  }
 }
 
 }  // namespace gpuscale::sim

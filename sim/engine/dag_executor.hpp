@@ -18,7 +18,6 @@
 
 #include <functional>
 #include <memory>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -79,13 +78,18 @@ class DagExecutor {
     int pending = 0;
     int first_successor = -1;  // the node's successors: a list through successors_, in the
     int last_successor = -1;   // order they were added (the order they start in)
+    int first_hook = -1;       // the hooks to run when it completes: a list through hooks_
+    int last_hook = -1;
     int transfer = -1;         // Transfer: its index in transfers_
     Kind kind = Kind::Delay;
     bool done = false;
-    bool has_hooks = false;
   };
   struct Successor {
     NodeId node;
+    int next = -1;
+  };
+  struct Hook {
+    std::function<void(double)> run;
     int next = -1;
   };
   struct Transfer {
@@ -120,7 +124,7 @@ class DagExecutor {
   size_t size_ = 0;
   std::vector<Successor> successors_;
   std::vector<Transfer> transfers_;
-  std::unordered_map<NodeId, std::vector<std::function<void(double)>>> hooks_;
+  std::vector<Hook> hooks_;
   std::vector<NodeId> ready_;
   // Activities that completed at the current instant: the engine may still touch them, so they
   // are freed only once the clock moves on.
