@@ -41,18 +41,14 @@ std::vector<int> op_depths(const coll::Schedule& schedule) {
   return depth;
 }
 
-}  // namespace
-
-std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
-                                                const topo::Topology& topology,
-                                                const RankRoute& route) {
+std::map<int, double> excess_latencies(const coll::Schedule& schedule,
+                                       const topo::Topology& topology, const OpRoutes& routes) {
   std::map<int, std::pair<double, int>> sums;  // pipeline -> (route latencies, flows)
-  for (const coll::Op& op : schedule.ops) {
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    const coll::Op& op = schedule.ops[i];
     if (op.kind != coll::Op::Kind::Transfer || op.pipeline < 0) continue;
     double route_latency_s = 0;
-    for (const topo::Leg& leg : route(op.src, op.dst).legs) {
-      route_latency_s += leg.latency(topology).value;
-    }
+    for (const topo::Leg& leg : routes[i]->legs) route_latency_s += leg.latency(topology).value;
     auto& [latency_s, flows] = sums[op.pipeline];
     latency_s += route_latency_s;
     ++flows;
@@ -65,9 +61,26 @@ std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
   return excess;
 }
 
+}  // namespace
+
+OpRoutes op_routes(const coll::Schedule& schedule, const RankRoute& route) {
+  OpRoutes routes(schedule.ops.size(), nullptr);
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    const coll::Op& op = schedule.ops[i];
+    if (op.kind == coll::Op::Kind::Transfer) routes[i] = &route(op.src, op.dst);
+  }
+  return routes;
+}
+
+std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
+                                                const topo::Topology& topology,
+                                                const RankRoute& route) {
+  return excess_latencies(schedule, topology, op_routes(schedule, route));
+}
+
 std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
                                             const topo::Topology& topology,
-                                            const RankRoute& route) {
+                                            const OpRoutes& routes) {
   const std::vector<int> depth = op_depths(schedule);
   const int deepest = depth.empty() ? -1 : *std::max_element(depth.begin(), depth.end());
   std::vector<std::vector<std::size_t>> transfers(static_cast<std::size_t>(deepest + 1));
@@ -87,21 +100,19 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
         break;
     }
   }
-  const std::map<int, double> pipeline_excess_s =
-      pipeline_excess_latencies(schedule, topology, route);
+  const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, topology, routes);
   const auto& links = topology.links();
   LinkLoads loads(links.size());
   for (std::size_t k = 0; k < depths.size(); ++k) {
     for (std::size_t i : transfers[k]) {
-      const coll::Op& op = schedule.ops[i];
-      const topo::Route& r = route(op.src, op.dst);
+      const topo::Route& r = *routes[i];
       for (std::size_t leg = 0; leg < r.legs.size(); ++leg) {
         for (const topo::Hop& hop : r.legs[leg].hops) ++loads.at(leg, hop);
       }
     }
     for (std::size_t i : transfers[k]) {
       const coll::Op& op = schedule.ops[i];
-      const topo::Route& r = route(op.src, op.dst);
+      const topo::Route& r = *routes[i];
       double seconds = 0, route_latency_s = 0;
       for (std::size_t leg = 0; leg < r.legs.size(); ++leg) {
         double share = std::numeric_limits<double>::infinity();

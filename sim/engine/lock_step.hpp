@@ -52,11 +52,17 @@ std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
                                                 const topo::Topology& topology,
                                                 const RankRoute& route);
 
-// The depths of `schedule` in order. A transfer standing for a pipeline (coll::Op::pipeline) pays
+// Per op of `schedule`, its route (null for ops that are not transfers), each looked up once: a
+// tree over 16,384 GPUs has half a million transfers, and the lookups were most of its cost. The
+// routes `route` hands out must outlive the result.
+using OpRoutes = std::vector<const topo::Route*>;
+OpRoutes op_routes(const coll::Schedule& schedule, const RankRoute& route);
+
+// The depths of `schedule` in order, its transfers along `routes` (op_routes). A transfer standing for a pipeline (coll::Op::pipeline) pays
 // its latency steps as the replay's flows do: the excess of its pipeline's mean route latency over
 // what the schedule paid per step, less its own route's latency paid once.
 std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
-                                            const topo::Topology& topology, const RankRoute& route);
+                                            const topo::Topology& topology, const OpRoutes& routes);
 
 // Their total with every reduction taking bytes / `reduce_bandwidth_Bps` (0: free): what the
 // depths cost on an otherwise idle machine.

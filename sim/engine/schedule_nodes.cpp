@@ -132,11 +132,11 @@ const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
       schedule.algorithm, schedule.payload_bytes, schedule.ops.size(), first_src, transfer_bytes});
   if (!fresh) return it->second;
   LockStepCost& cost = it->second;
-  cost.depths = lock_step_depths(schedule, topology_, rank_route());
+  const OpRoutes routes = op_routes(schedule, rank_route());
+  cost.depths = lock_step_depths(schedule, topology_, routes);
   std::vector<double> bytes(link_bytes_.size(), 0.0);
-  for (const coll::Op& op : schedule.ops) {
-    if (op.kind != coll::Op::Kind::Transfer) continue;
-    add_route_bytes(bytes, route(op.src, op.dst).route, op.bytes);
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    if (routes[i] != nullptr) add_route_bytes(bytes, *routes[i], schedule.ops[i].bytes);
   }
   for (size_t slot = 0; slot < bytes.size(); ++slot) {
     if (bytes[slot] > 0) cost.link_bytes.emplace_back(slot, bytes[slot]);

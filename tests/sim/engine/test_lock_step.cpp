@@ -56,7 +56,7 @@ Both simulated_and_estimated(const std::string& machine_name, int gpus,
       return it->second;
     };
     const double estimated =
-        lock_step_seconds(lock_step_depths(schedule, machine, route), reduce_Bps);
+        lock_step_seconds(lock_step_depths(schedule, machine, op_routes(schedule, route)), reduce_Bps);
     return fmt::format("{:.17g} {:.17g}", simulated, estimated);  // to_string keeps 6 decimals
   });
   Both both;
@@ -193,8 +193,8 @@ TEST(LockStep, AnAllgatherAfterAnAllreduceOfOneSizeKeepsItsOwnCost) {
       if (fresh) it->second = router.route(placement.gpus[size_t(a)], placement.gpus[size_t(b)]);
       return it->second;
     };
-    const double expected = lock_step_seconds(lock_step_depths(allreduce, machine, route), 0) +
-                            lock_step_seconds(lock_step_depths(allgather, machine, route), 0);
+    const double expected = lock_step_seconds(lock_step_depths(allreduce, machine, op_routes(allreduce, route)), 0) +
+                            lock_step_seconds(lock_step_depths(allgather, machine, op_routes(allgather, route)), 0);
     const auto engine = make_engine();
     const SimgridPlatform platform =
         SimgridPlatform::build(machine, {}, {placement.gpus[0]});
@@ -227,7 +227,7 @@ TEST(LockStep, OneRoundIsTheAlphaBetaGammaClosedForm) {
     const double leg_s = r01.copy_time(machine, Bytes{bytes}).value;
     const double expected = leg_s + 3 * bytes / gamma;
     return fmt::format("{:.17g}",
-                       lock_step_seconds(lock_step_depths(s, machine, route), gamma) / expected);
+                       lock_step_seconds(lock_step_depths(s, machine, op_routes(s, route)), gamma) / expected);
   });
   EXPECT_NEAR(std::stod(out), 1.0, 1e-9);
 }
