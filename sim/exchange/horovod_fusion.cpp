@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/collectives/registry.hpp"
 #include "sim/exchange/allreduce_method.hpp"
@@ -81,8 +82,11 @@ class HorovodFusionBuild : public AllreduceBuild {
 
   // The negotiation as MPI runs it on the host: recursive doubling's messages over the ranks'
   // routes, each step's AND of a few words on the CPU taking no measurable time (no GPU kernel).
-  coll::Schedule negotiation() const {
-    coll::Schedule s = g_.schedule_for("recursive_doubling", cache_bits_bytes(), 0);
+  // Built once: every cycle of every iteration negotiates alike.
+  const coll::Schedule& negotiation() {
+    if (negotiation_) return *negotiation_;
+    coll::Schedule& s = negotiation_.emplace(
+        g_.schedule_for("recursive_doubling", cache_bits_bytes(), 0));
     for (coll::Op& op : s.ops) {
       if (op.kind == coll::Op::Kind::Reduce) op = {.kind = coll::Op::Kind::Delay, .deps = op.deps};
     }
@@ -136,6 +140,7 @@ class HorovodFusionBuild : public AllreduceBuild {
   }
 
   wl::AllreduceModel model_;
+  std::optional<coll::Schedule> negotiation_;
   std::vector<NodeId> latches_;  // [index]: released once its tensor's buffer is allreduced
   std::vector<int> tensor_;      // [index]: the tensor
   std::vector<int> queue_;       // indices ready, not yet launched

@@ -10,7 +10,6 @@ InputPhase::InputPhase(ReplayGraph& graph) : g_(graph) {
   const int job_processes = g_.process_per_gpu() ? g_.ranks() : 1;
   if (g_.draws().input_varies() && g_.processes() < job_processes) {
     job_decode_.resize(static_cast<size_t>(job_processes));
-    job_taken_.resize(job_decode_.size());
   }
   const int gpus_per_process = g_.process_per_gpu() ? 1 : g_.ranks();
   const double images = static_cast<double>(s.batch) * gpus_per_process;
@@ -24,23 +23,26 @@ double InputPhase::steady_batch_s() const {
 }
 
 InputPhase::NodeId InputPhase::decode_batch(int k, Thread& decoder,
-                                            const std::vector<NodeId>& taken, double factor) {
+                                            const std::vector<NodeId>& slot_freed, double factor) {
   const int prefetch = g_.setup().framework->input.prefetch_batches;
   std::vector<NodeId> slot;
-  if (k >= prefetch) slot.push_back(taken[static_cast<size_t>(k - prefetch)]);
+  if (k >= prefetch) {
+    const NodeId freed = slot_freed[static_cast<size_t>(k - prefetch)];
+    if (freed >= 0) slot.push_back(freed);
+  }
   return g_.step(decoder, decode_s_ * factor, slot);
 }
 
 InputPhase::NodeId InputPhase::decoded_batch(int k, int p, bool taken) {
   const auto pi = static_cast<size_t>(p);
   if (job_decode_.empty()) return decode_batch(k, decode_[pi], fetched_[pi], g_.draws().input(p));
-  const NodeId reached = g_.python(p).tail;
+  // A job process takes batch k once it is decoded and the Python thread reaches for it; its
+  // decode threads, which decoded batch k before batch k + prefetch, wait for the latter alone.
+  if (taken && static_cast<int>(reached_.size()) == k) reached_.push_back(g_.python(p).tail);
   std::vector<NodeId> batches;
   for (size_t j = 0; j < job_decode_.size(); ++j) {
-    const NodeId batch =
-        decode_batch(k, job_decode_[j], job_taken_[j], g_.draws().input(static_cast<int>(j)));
-    if (taken) job_taken_[j].push_back(reached >= 0 ? g_.join({batch, reached}) : batch);
-    batches.push_back(batch);
+    batches.push_back(
+        decode_batch(k, job_decode_[j], reached_, g_.draws().input(static_cast<int>(j))));
   }
   return g_.join(batches);
 }

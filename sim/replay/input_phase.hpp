@@ -45,9 +45,10 @@ class InputPhase {
   using NodeId = DagExecutor::NodeId;
   using Thread = ReplayGraph::Thread;
 
-  // The decode threads of one process: `taken` are the batches the process has taken, each
-  // freeing a prefetch slot.
-  NodeId decode_batch(int k, Thread& decoder, const std::vector<NodeId>& taken, double factor);
+  // The decode threads of one process: `slot_freed[k]` frees the prefetch slot of batch k once
+  // the process has taken it (-1: the decode threads' own order frees it).
+  NodeId decode_batch(int k, Thread& decoder, const std::vector<NodeId>& slot_freed,
+                      double factor);
   // Process `p`'s batch `k` out of its decode threads (every job process's, where each decodes);
   // `taken`: the process takes it in iteration `k`, freeing a prefetch slot.
   NodeId decoded_batch(int k, int p, bool taken);
@@ -60,7 +61,7 @@ class InputPhase {
   std::vector<Thread> decode_;                  // [simulated process]
   std::vector<std::vector<NodeId>> fetched_;    // [simulated process][k]
   std::vector<Thread> job_decode_;              // [job process], where every process decodes
-  std::vector<std::vector<NodeId>> job_taken_;  // [job process][k]
+  std::vector<NodeId> reached_;                 // [k]: the Python thread reached for batch k
 };
 
 }  // namespace gpuscale::sim
