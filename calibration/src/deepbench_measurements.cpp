@@ -60,9 +60,9 @@ std::string row_name(const ConfigNode& node, const char* kind) {
   return fmt::format("{} of line {}", kind, line->value());
 }
 
-class RowReader {
+class MeasuredRow {
  public:
-  RowReader(const ConfigNode& node, const char* kind, const std::vector<std::string>& keys,
+  MeasuredRow(const ConfigNode& node, const char* kind, const std::vector<std::string>& keys,
             std::set<long>& lines)
       : reader_(node, row_name(node, kind), keys) {
     line_ = size("line", 1);
@@ -95,7 +95,7 @@ class RowReader {
 };
 
 MeasuredGemm read_gemm(const ConfigNode& node, std::set<long>& lines) {
-  const RowReader row(node, "gemm",
+  const MeasuredRow row(node, "gemm",
                       {"line", "m", "n", "k", "a_transposed", "b_transposed", "time"}, lines);
   MeasuredGemm g;
   g.shape.line = static_cast<int>(row.line());
@@ -109,7 +109,7 @@ MeasuredGemm read_gemm(const ConfigNode& node, std::set<long>& lines) {
 }
 
 MeasuredConv read_conv(const ConfigNode& node, std::set<long>& lines) {
-  const RowReader row(node, "conv",
+  const MeasuredRow row(node, "conv",
                       {"line", "w", "h", "c", "n", "k", "s", "r", "pad_w", "pad_h", "stride_w",
                        "stride_h", "forward", "backward_data", "backward_weights"},
                       lines);

@@ -29,17 +29,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kSuiteKeys = {"kind",  "name",   "title",  "source",
+const std::vector<std::string> kTrainSuiteKeys = {"kind",  "name",   "title",  "source",
                                              "setup", "tables", "history"};
-const std::vector<std::string> kSetupKeys = {"topology"};
-const std::vector<std::string> kTableKeys = {"id",     "title",          "source", "metric",
+const std::vector<std::string> kTrainSetupKeys = {"topology"};
+const std::vector<std::string> kTrainTableKeys = {"id",     "title",          "source", "metric",
                                              "interpretation", "precision", "points"};
-const std::vector<std::string> kPointKeys = {"id",           "workload",     "tp",
+const std::vector<std::string> kTrainPointKeys = {"id",           "workload",     "tp",
                                              "pp",           "dp",           "gpus",
                                              "micro_batch",  "global_batch", "recompute",
                                              "sequence_parallel", "zero1", "measured", "row",
                                              "note",         "skip"};
-const std::vector<std::pair<const char*, TrainMetric>> kMetrics = {
+const std::vector<std::pair<const char*, TrainMetric>> kTrainMetrics = {
     {"tflops_per_gpu", TrainMetric::TflopsPerGpu},
     {"model_tflops_per_gpu", TrainMetric::ModelTflopsPerGpu},
     {"mfu_pct", TrainMetric::MfuPct},
@@ -47,7 +47,7 @@ const std::vector<std::pair<const char*, TrainMetric>> kMetrics = {
 
 std::vector<std::string> metric_names() {
   std::vector<std::string> names;
-  for (const auto& [name, m] : kMetrics) names.emplace_back(name);
+  for (const auto& [name, m] : kTrainMetrics) names.emplace_back(name);
   return names;
 }
 
@@ -75,7 +75,7 @@ void check_dimensions(const TrainPoint& p, const Origin& where) {
 }
 
 TrainPoint read_point(const ConfigNode& node, const std::string& folder) {
-  const MapReader map(node, "point", kPointKeys);
+  const MapReader map(node, "point", kTrainPointKeys);
   TrainPoint p;
   p.origin = node.origin();
   p.id = map.string("id", "\"1.7B\"");
@@ -123,7 +123,7 @@ TrainPoint read_point(const ConfigNode& node, const std::string& folder) {
 
 TrainTable read_table(const std::string& path) {
   const ConfigNode doc = ConfigNode::load_file(path);
-  const MapReader map(doc, "table", kTableKeys);
+  const MapReader map(doc, "table", kTrainTableKeys);
   TrainTable t;
   t.id = map.name("id", "narayanan-table1");
   t.title = map.string("title", "\"...\"");
@@ -131,7 +131,7 @@ TrainTable read_table(const std::string& path) {
   t.metric = [&] {
     const std::string name = read_one_of(map.require("metric", "tflops_per_gpu"), "metric",
                                          metric_names());
-    for (const auto& [n, m] : kMetrics) {
+    for (const auto& [n, m] : kTrainMetrics) {
       if (name == n) return m;
     }
     throw std::logic_error("validation: unknown train metric");
@@ -190,7 +190,7 @@ std::string layout_text(const par::ParallelLayout& l) {
 }  // namespace
 
 const char* to_string(TrainMetric metric) {
-  for (const auto& [name, m] : kMetrics) {
+  for (const auto& [name, m] : kTrainMetrics) {
     if (m == metric) return name;
   }
   throw std::logic_error("validation: unknown train metric");
@@ -199,13 +199,13 @@ const char* to_string(TrainMetric metric) {
 TrainSuite load_train_suite(const std::string& name_or_path) {
   const std::string path = suite_yaml(name_or_path);
   const ConfigNode doc = ConfigNode::load_file(path);
-  const MapReader map(doc, "suite", kSuiteKeys);
+  const MapReader map(doc, "suite", kTrainSuiteKeys);
   read_one_of(map.require("kind", "train"), "kind", {"train"});
   TrainSuite s;
   s.name = map.name("name", "megatron-a100");
   s.title = map.string("title", "\"...\"");
   if (const ConfigNode* n = map.find("source")) read_string(*n, "source");
-  const MapReader setup(map.require("setup", "{topology: dgx-a100-superpod}"), "setup", kSetupKeys);
+  const MapReader setup(map.require("setup", "{topology: dgx-a100-superpod}"), "setup", kTrainSetupKeys);
   s.topology = setup.string("topology", "dgx-a100-superpod");
   topo::shipped_topologies().resolve(s.topology, "", setup.require("topology", "").origin());
   const ConfigNode& tables = map.require("tables", "[narayanan-table1.yaml]");

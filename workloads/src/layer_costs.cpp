@@ -19,6 +19,12 @@ ElementwiseOps elementwise_ops(const Layer& layer) {
     case LayerType::Tanh: return {1, 2, 0};
     case LayerType::Dropout: return {1, 1, 0};
     case LayerType::BatchNorm:
+      // A fused ReLU (and residual sum) adds the ops of the layers it replaces (batchnorm_fusion).
+      if (layer.params.fused_relu) {
+        const double sum = layer.inputs.size() > 1 ? 1 : 0;
+        return {7 + 1 + sum, 9 + 1, 3};
+      }
+      return {7, 9, 3};
     case LayerType::LayerNorm: return {7, 9, 3};
     case LayerType::Softmax: return {5, 1, 0};
     // SwiGLU, a SiLU(a) b per output element: the sigmoid (3), a times it, times b; backward
@@ -299,7 +305,10 @@ WorkloadCosts compute_costs(const Workload& w) {
       double bwd = 0;
       if (c.has_backward_data || c.has_backward_weights) bwd += out_elements;
       if (c.has_backward_data) bwd += in_elements;
-      if (c.has_backward_weights) bwd += in_elements;
+      // The weight gradient reads the layer's input; a fused batch norm's addend is not part of
+      // it (it only adds to the output).
+      const double weight_input = static_cast<double>(layer.input.elements());
+      if (c.has_backward_weights) bwd += layer.type == LayerType::BatchNorm ? weight_input : in_elements;
       // An element-wise layer's input gradient is dY f'(.) of what forward kept: ReLU's and
       // tanh's output, softmax's output, dropout's mask, read beside dY.
       if (c.has_backward_data && reads_kept_tensor_backward(layer.type)) bwd += out_elements;
@@ -309,8 +318,14 @@ WorkloadCosts compute_costs(const Workload& w) {
         // normalise it; backward reduces dY and dY (X - mean), then reads both again to write
         // dX (PyTorch's batch_norm_collect_statistics_kernel and _transform_input_kernel;
         // batch_norm_backward_kernel, aten/src/ATen/native/cuda/Normalization.cuh).
-        c.fwd_activation_bytes += in_elements * element_bytes;
-        if (c.has_backward_data) bwd += in_elements + out_elements;
+        c.fwd_activation_bytes += weight_input * element_bytes;
+        if (c.has_backward_data) bwd += weight_input + out_elements;
+        // Fused with the ReLU after it (cudnnBatchNormalizationForwardTrainingEx, BN_ACTIVATION):
+        // forward writes ReLU(BN(x)) where a plain norm writes BN(x), and reads the addend z beside
+        // x with BN_ADD_ACTIVATION (counted with the inputs above); backward (BackwardEx, whose
+        // arguments include y) reads y beside dY in each pass over dY to mask it, and writes dz,
+        // the addend's gradient, beside dX (counted with the inputs above).
+        if (layer.params.fused_relu) bwd += (c.has_backward_data ? 2 : 1) * out_elements;
       }
       // A residual sum passes its output gradient on to both inputs unchanged: no kernel
       // (PyTorch's AddBackward returns it twice). The two gradients meet where the branches

@@ -74,6 +74,9 @@ struct LayerParams {
   double dropout_rate = 0.5;
   int factor = 1;      // upsample, pixel_shuffle
   double scale = 1.0;  // add: multiplier of the residual body's output
+  // batchnorm: the ReLU after it runs inside it, and with a second input (the addend) the
+  // residual sum before that ReLU too (batchnorm_fusion.hpp)
+  bool fused_relu = false;
 };
 
 struct Layer {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "topologies/core/config_reader.hpp"
+#include "workloads/src/batchnorm_fusion.hpp"
 #include "workloads/src/dataset.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/layer_reader.hpp"
@@ -428,7 +429,7 @@ Shape read_input(const ConfigNode& node) {
 const std::vector<std::string>& workload_file_keys() {
   static const std::vector<std::string> keys = {
       "name",   "description", "source", "published_params", "framework", "dataset",
-      "input",  "precision",   "args",   "templates",        "layers"};
+      "input",  "precision",   "args",   "templates",        "layers", "fusions"};
   return keys;
 }
 
@@ -442,6 +443,26 @@ std::string framework_named(const ConfigNode* node) {
   const std::string name = read_string(*node, "framework");
   shipped_frameworks().resolve(name, folder, node->origin());  // else a hint
   return file_or_name(name, folder);
+}
+
+// A workload's `fusions:` list (batchnorm_fusion.hpp).
+BatchNormFusions read_fusions(const ConfigNode& node) {
+  if (!node.is_sequence()) {
+    throw ConfigError(node.origin(), "fusions: give a list, e.g. [batchnorm_relu, batchnorm_add_relu]");
+  }
+  BatchNormFusions fusions;
+  for (const ConfigNode& item : node.items()) {
+    const std::string name = read_string(item, "fusion");
+    if (name == "batchnorm_relu") {
+      fusions.relu = true;
+    } else if (name == "batchnorm_add_relu") {
+      fusions.add_relu = true;
+    } else {
+      throw ConfigError(item.origin(),
+                        unknown_name_message("fusion", name, batchnorm_fusion_names()));
+    }
+  }
+  return fusions;
 }
 
 }  // namespace
@@ -488,6 +509,7 @@ Workload load_workload(const std::string& name_or_path, const std::vector<std::s
   builder.sequence(layers, top, model_args, data, 0);
   builder.check_model_args_used();
   if (w.layers.size() < 2) throw ConfigError(layers.origin(), "a model needs at least one layer");
+  if (const ConfigNode* f = r.find("fusions")) fuse_batchnorms(w, read_fusions(*f));
   return w;
 }
 
