@@ -16,6 +16,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -26,7 +27,7 @@ namespace gpuscale::sim {
 class DagExecutor {
  public:
   using NodeId = int;
-  enum class Kind { Compute, Transfer, Delay };
+  enum class Kind : std::uint8_t { Compute, Transfer, Delay };
 
   struct Spec {
     Kind kind = Kind::Delay;
@@ -60,7 +61,6 @@ class DagExecutor {
   double start_time(NodeId node) const { return node_(node).start; }
   double end_time(NodeId node) const { return node_(node).end; }
   bool done(NodeId node) const { return node_(node).done; }
-  size_t size() const { return size_; }
   long activities_started() const { return activities_started_; }
   const std::vector<LegTiming>& leg_timings() const { return leg_timings_; }
 
@@ -84,6 +84,7 @@ class DagExecutor {
     Kind kind = Kind::Delay;
     bool done = false;
   };
+  static_assert(sizeof(Node) <= 72);
   struct Successor {
     NodeId node;
     int next = -1;
