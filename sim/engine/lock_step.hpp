@@ -58,9 +58,10 @@ std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
 using OpRoutes = std::vector<const topo::Route*>;
 OpRoutes op_routes(const coll::Schedule& schedule, const RankRoute& route);
 
-// The depths of `schedule` in order, its transfers along `routes` (op_routes). A transfer standing for a pipeline (coll::Op::pipeline) pays
-// its latency steps as the replay's flows do: the excess of its pipeline's mean route latency over
-// what the schedule paid per step, less its own route's latency paid once.
+// The depths of `schedule` in order, its transfers along `routes` (op_routes). A transfer
+// standing for a pipeline (coll::Op::pipeline) pays its latency steps as the replay's flows do:
+// the excess of its pipeline's mean route latency over what the schedule paid per step, less its
+// own route's latency paid once.
 std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
                                             const topo::Topology& topology, const OpRoutes& routes);
 

@@ -78,8 +78,8 @@ TEST(BatchNormFusion, TheReluAndTheSumLeaveTheGraphAndTheNormTakesTheSumsPlace) 
             (std::vector<int>{index_of(fused, "batchnorm2")}));
   // A norm is fused only where its ReLU (or sum) is its only reader: the projection's norm is
   // the sum's other input, and stays plain.
-  EXPECT_FALSE(
-      fused.layers[static_cast<size_t>(index_of(fused, "projection.batchnorm1"))].params.fused_relu);
+  const int projection_norm = index_of(fused, "projection.batchnorm1");
+  EXPECT_FALSE(fused.layers[static_cast<size_t>(projection_norm)].params.fused_relu);
 
   // Each fusion alone.
   EXPECT_EQ(load_block("fusions: [batchnorm_relu]\n").layers.size(), 10u);
@@ -108,7 +108,8 @@ TEST(BatchNormFusion, AFusedNormMovesWhatItsKernelReadsAndWritesAndNoMore) {
   EXPECT_DOUBLE_EQ(fused_norm.bwd_activation_bytes, 7 * bytes);
   // Its FLOPs are the two layers' (7 + 1 forward, 9 + 1 backward-data per element).
   EXPECT_DOUBLE_EQ(fused_norm.fwd_flops, plain_norm.fwd_flops + plain_relu.fwd_flops);
-  EXPECT_DOUBLE_EQ(fused_norm.bwd_data_flops, plain_norm.bwd_data_flops + plain_relu.bwd_data_flops);
+  EXPECT_DOUBLE_EQ(fused_norm.bwd_data_flops,
+                   plain_norm.bwd_data_flops + plain_relu.bwd_data_flops);
 
   // The last norm, 16x8x8 = 1024 elements, with the projection's output z as its addend: forward
   // also reads z (4 x 1024 against the plain norm's 3), backward also writes dz and reads y twice

@@ -305,10 +305,10 @@ WorkloadCosts compute_costs(const Workload& w) {
       double bwd = 0;
       if (c.has_backward_data || c.has_backward_weights) bwd += out_elements;
       if (c.has_backward_data) bwd += in_elements;
-      // The weight gradient reads the layer's input; a fused batch norm's addend is not part of
-      // it (it only adds to the output).
-      const double weight_input = static_cast<double>(layer.input.elements());
-      if (c.has_backward_weights) bwd += layer.type == LayerType::BatchNorm ? weight_input : in_elements;
+      // The weight gradient reads the layer's input, x: a fused batch norm's addend only adds
+      // to its output.
+      const double x = static_cast<double>(layer.input.elements());
+      if (c.has_backward_weights) bwd += layer.type == LayerType::BatchNorm ? x : in_elements;
       // An element-wise layer's input gradient is dY f'(.) of what forward kept: ReLU's and
       // tanh's output, softmax's output, dropout's mask, read beside dY.
       if (c.has_backward_data && reads_kept_tensor_backward(layer.type)) bwd += out_elements;
@@ -318,8 +318,8 @@ WorkloadCosts compute_costs(const Workload& w) {
         // normalise it; backward reduces dY and dY (X - mean), then reads both again to write
         // dX (PyTorch's batch_norm_collect_statistics_kernel and _transform_input_kernel;
         // batch_norm_backward_kernel, aten/src/ATen/native/cuda/Normalization.cuh).
-        c.fwd_activation_bytes += weight_input * element_bytes;
-        if (c.has_backward_data) bwd += weight_input + out_elements;
+        c.fwd_activation_bytes += x * element_bytes;
+        if (c.has_backward_data) bwd += x + out_elements;
         // Fused with the ReLU after it (cudnnBatchNormalizationForwardTrainingEx, BN_ACTIVATION):
         // forward writes ReLU(BN(x)) where a plain norm writes BN(x), and reads the addend z beside
         // x with BN_ADD_ACTIVATION (counted with the inputs above); backward (BackwardEx, whose

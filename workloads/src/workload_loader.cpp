@@ -429,7 +429,7 @@ Shape read_input(const ConfigNode& node) {
 const std::vector<std::string>& workload_file_keys() {
   static const std::vector<std::string> keys = {
       "name",   "description", "source", "published_params", "framework", "dataset",
-      "input",  "precision",   "args",   "templates",        "layers", "fusions"};
+      "input",  "precision",   "args",   "templates",        "layers",    "fusions"};
   return keys;
 }
 
@@ -448,7 +448,8 @@ std::string framework_named(const ConfigNode* node) {
 // A workload's `fusions:` list (batchnorm_fusion.hpp).
 BatchNormFusions read_fusions(const ConfigNode& node) {
   if (!node.is_sequence()) {
-    throw ConfigError(node.origin(), "fusions: give a list, e.g. [batchnorm_relu, batchnorm_add_relu]");
+    throw ConfigError(node.origin(),
+                      "fusions: give a list, e.g. [batchnorm_relu, batchnorm_add_relu]");
   }
   BatchNormFusions fusions;
   for (const ConfigNode& item : node.items()) {
