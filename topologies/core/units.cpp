@@ -135,12 +135,12 @@ double parse_quantity(std::string_view text, const std::array<UnitFactor, N>& un
 
 // Picks the largest prefix that keeps the number >= 1, so tables read "25 GB/s", "300 ns".
 template <std::size_t N>
-std::string format_with(double si_value, const std::array<UnitFactor, N>& candidates) {
+std::string format_with(double value_si, const std::array<UnitFactor, N>& candidates) {
   const UnitFactor* best = &candidates.front();
   for (const auto& u : candidates) {
-    if (si_value >= u.factor * (1 - 1e-12)) best = &u;
+    if (value_si >= u.factor * (1 - 1e-12)) best = &u;
   }
-  return fmt::format("{:.4g} {}", si_value / best->factor, best->symbol);
+  return fmt::format("{:.4g} {}", value_si / best->factor, best->symbol);
 }
 
 // `value` with `decimals` decimals, trailing zeros and a trailing point dropped, then the unit.

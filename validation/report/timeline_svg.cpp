@@ -74,13 +74,13 @@ std::vector<std::string> categories_present(const std::vector<Timeline>& timelin
 
 // A swatch and name per category, left to right, wrapping at the canvas's edge; the panels
 // start at its bottom.
-struct Legend {
+struct TimelineLegend {
   std::string svg;
   double bottom = 0;
 };
 
-Legend legend_of(const std::vector<std::string>& categories) {
-  Legend legend;
+TimelineLegend timeline_legend_of(const std::vector<std::string>& categories) {
+  TimelineLegend legend;
   double x = kTimelineMargin, y = kLegendTop;
   for (const std::string& category : categories) {
     const double width =
@@ -219,7 +219,7 @@ std::string panel_svg(const Timeline& timeline, const std::vector<Track>& tracks
 }  // namespace
 
 std::string timeline_svg(const std::vector<Timeline>& timelines, const TimeWindow& window) {
-  const Legend legend = legend_of(categories_present(timelines));
+  const TimelineLegend legend = timeline_legend_of(categories_present(timelines));
   std::string panels;
   double y = legend.bottom;
   for (const Timeline& timeline : timelines) {
