@@ -15,11 +15,6 @@ namespace {
 constexpr double kTimingPrecision_s = 1e-9;
 constexpr double kWorkPrecision = 1e-5;
 
-// One direction of one link: a constraint of SimGrid's sharing system.
-std::size_t link_direction(const topo::Hop& hop) {
-  return static_cast<std::size_t>(hop.link) * 2 + (hop.forward ? 1 : 0);
-}
-
 // The depth's legs, flat: each leg's latency and the link directions it crosses.
 class DepthLegs {
  public:
@@ -162,6 +157,10 @@ std::vector<double> direction_capacities(const topo::Topology& topology) {
 }
 
 }  // namespace
+
+std::size_t link_direction(const topo::Hop& hop) {
+  return static_cast<std::size_t>(hop.link) * 2 + (hop.forward ? 1 : 0);
+}
 
 double fluid_depth_seconds(const std::vector<DepthTransfer>& transfers,
                            const topo::Topology& topology) {

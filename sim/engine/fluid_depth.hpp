@@ -26,6 +26,9 @@ struct DepthTransfer {
   double tail_s = 0;  // waited after the last leg: the latency steps its schedule charges
 };
 
+// One direction of one link, a constraint of SimGrid's sharing: a number below 2 x links.
+std::size_t link_direction(const topo::Hop& hop);
+
 // When the last of `transfers`, all starting at 0, has ended.
 double fluid_depth_seconds(const std::vector<DepthTransfer>& transfers,
                            const topo::Topology& topology);

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <numeric>
-#include <span>
+#include <optional>
 #include <utility>
 #include <stdexcept>
 
@@ -69,141 +70,182 @@ std::map<int, double> excess_latencies(const coll::Schedule& schedule,
   return excess;
 }
 
+constexpr std::size_t kNoDirection = std::numeric_limits<std::size_t>::max();
 
-// A transfer of a depth as the closed form sees it: its first leg's latency, its share of that
-// leg's most loaded link direction, the latency steps after its last leg, and its end.
+// A transfer of a depth as the closed form sees it.
 struct ClosedFormEnd {
   std::size_t op = 0;
-  double start_s = 0;
-  double share = 0;
-  topo::Hop narrowest;
-  double tail_s = 0;
+  bool one_leg = true;
+  double start_s = 0;                          // its first leg's latency
+  std::size_t first_direction = kNoDirection;  // the first link direction it crosses
+  std::size_t narrowest = kNoDirection;        // its first leg's most loaded link direction
+  double share = 0;                            // its share of that direction
+  double tail_s = 0;                           // the latency steps after its last leg
   double end_s = 0;
 };
 
-// Indices into a depth's ClosedFormEnds.
-using TransferGroup = std::span<const std::size_t>;
-
-std::size_t latest_of(const std::vector<ClosedFormEnd>& ends, const TransferGroup& group) {
-  return *std::max_element(group.begin(), group.end(), [&](std::size_t a, std::size_t b) {
-    return ends[a].end_s < ends[b].end_s;
-  });
-}
-
-bool crosses(const topo::Route& route, const topo::Hop& hop) {
-  return std::any_of(route.legs.front().hops.begin(), route.legs.front().hops.end(),
-                     [&](const topo::Hop& h) { return h.link == hop.link && h.forward == hop.forward; });
-}
-
-// Whether the closed form's latest end in `group` is when SimGrid ends the group: where its
-// transfers have one leg each, and every transfer through the latest one's narrowest link
-// direction starts with it, carries its bytes and has no narrower share elsewhere. Each of them
-// then gets at least that share (max-min sharing never gives a flow less than its narrowest
-// share) and together no more than the link, so exactly that, from their common start to their
-// common end; every other transfer ends by its own closed form, no later.
-bool ends_together(const coll::Schedule& schedule, const OpRoutes& routes,
-                   const std::vector<ClosedFormEnd>& ends, const TransferGroup& group) {
-  for (std::size_t j : group) {
-    if (routes[ends[j].op]->legs.size() != 1) return false;
+// The link directions one depth's transfers cross: what the transfers through each have in
+// common, and which directions the transfers join into groups (a disjoint-set forest): max-min
+// sharing settles each group's rates apart from the others'.
+class DepthDirections {
+ public:
+  explicit DepthDirections(std::size_t links)
+      : through_(links * 2), parent_(links * 2), group_(links * 2) {
+    std::iota(parent_.begin(), parent_.end(), std::uint32_t{0});
   }
-  const ClosedFormEnd& latest = ends[latest_of(ends, group)];
-  for (std::size_t j : group) {
-    const ClosedFormEnd& other = ends[j];
-    if (!crosses(*routes[other.op], latest.narrowest)) continue;
-    if (schedule.ops[other.op].bytes != schedule.ops[latest.op].bytes ||
-        other.share < latest.share || std::abs(other.start_s - latest.start_s) > kSameStart_s)
-      return false;
-  }
-  return true;
-}
 
-// The depth's transfers (indices into `ends`) ordered by the group of them that shares link
-// directions, directly or through others, and where each group begins (and one past the last):
-// max-min sharing settles each group's rates apart from the others'.
-struct SharingGroups {
-  std::vector<std::size_t> transfers;
-  std::vector<std::size_t> begins;
-  std::size_t size() const { return begins.size() - 1; }
-  TransferGroup operator[](std::size_t g) const {
-    return {transfers.data() + begins[g], begins[g + 1] - begins[g]};
-  }
-};
-
-SharingGroups sharing_groups(const OpRoutes& routes, const std::vector<ClosedFormEnd>& ends,
-                             std::size_t links) {
-  std::vector<std::size_t> parent(links * 2);
-  std::iota(parent.begin(), parent.end(), std::size_t{0});
-  auto root = [&](std::size_t d) {
-    while (parent[d] != d) d = parent[d] = parent[parent[d]];
-    return d;
-  };
-  auto direction = [](const topo::Hop& hop) {
-    return static_cast<std::size_t>(hop.link) * 2 + (hop.forward ? 1 : 0);
-  };
-  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> first_direction(ends.size(), kNone);
-  for (std::size_t j = 0; j < ends.size(); ++j) {
-    for (const topo::Leg& leg : routes[ends[j].op]->legs) {
+  void add(const ClosedFormEnd& end, const topo::Route& route, double bytes) {
+    std::size_t first = kNoDirection;
+    for (const topo::Leg& leg : route.legs) {
       for (const topo::Hop& hop : leg.hops) {
-        const std::size_t d = root(direction(hop));
-        if (first_direction[j] == kNone) {
-          first_direction[j] = d;
-        } else if (d != root(first_direction[j])) {
-          parent[d] = root(first_direction[j]);
+        const std::size_t d = link_direction(hop);
+        touch(d);
+        if (first == kNoDirection) {
+          first = root(d);
+        } else if (const std::size_t r = root(d); r != first) {
+          parent_[r] = static_cast<std::uint32_t>(first);
         }
+        if (!end.one_leg) continue;
+        Through& t = through_[d];
+        t.first_start_s = std::min(t.first_start_s, end.start_s);
+        t.last_start_s = std::max(t.last_start_s, end.start_s);
+        t.least_bytes = std::min(t.least_bytes, bytes);
+        t.most_bytes = std::max(t.most_bytes, bytes);
+        t.least_share = std::min(t.least_share, end.share);
       }
     }
   }
-  // Dense group numbers; a transfer that crosses no link is a group of its own.
-  std::vector<std::size_t> group_of_root(parent.size(), kNone), group(ends.size());
-  std::size_t groups = 0;
+
+  // Whether the closed form ends the group of `latest`, the latest of its one-leg transfers, when
+  // SimGrid would: every transfer through its narrowest link direction starts with it, carries
+  // its bytes and has no narrower share elsewhere. Each of them then gets at least that share
+  // (max-min sharing never gives a flow less than its narrowest share) and together no more than
+  // the link, so exactly that, from their common start to their common end; every other
+  // transfer ends by its own closed form, no later.
+  bool closed_form_exact(const ClosedFormEnd& latest, double bytes) const {
+    if (latest.narrowest == kNoDirection) return true;  // alone: it crosses no link
+    const Through& t = through_[latest.narrowest];
+    return t.least_bytes == bytes && t.most_bytes == bytes && t.least_share >= latest.share &&
+           latest.start_s - t.first_start_s <= kSameStart_s &&
+           t.last_start_s - latest.start_s <= kSameStart_s;
+  }
+
+  // The group of a transfer: a number below links * 2, or kNoDirection for a transfer that
+  // crosses no link, a group of its own.
+  std::size_t group_of(const ClosedFormEnd& end) {
+    return end.first_direction == kNoDirection ? kNoDirection : root(end.first_direction);
+  }
+
+  // Per group, scratch for the depth's evaluation (reset by clear()).
+  struct Group {
+    std::size_t latest = kNoDirection;  // index of its latest transfer
+    bool one_leg_each = true;
+    bool stepped = false;  // run in closed time steps
+    std::vector<DepthTransfer> transfers;
+  };
+  Group& group(std::size_t g) { return group_[g]; }
+  const std::vector<std::size_t>& touched() const { return touched_; }
+
+  void clear() {
+    for (std::size_t d : touched_) {
+      through_[d] = Through{};
+      parent_[d] = static_cast<std::uint32_t>(d);
+      group_[d] = Group{};
+    }
+    touched_.clear();
+  }
+
+ private:
+  struct Through {
+    double first_start_s = std::numeric_limits<double>::infinity();
+    double last_start_s = -std::numeric_limits<double>::infinity();
+    double least_bytes = std::numeric_limits<double>::infinity();
+    double most_bytes = -std::numeric_limits<double>::infinity();
+    double least_share = std::numeric_limits<double>::infinity();
+    bool touched = false;
+  };
+
+  void touch(std::size_t d) {
+    if (through_[d].touched) return;
+    through_[d].touched = true;
+    touched_.push_back(d);
+  }
+  std::size_t root(std::size_t d) {
+    while (parent_[d] != d) d = parent_[d] = parent_[parent_[d]];
+    return d;
+  }
+
+  std::vector<Through> through_;
+  std::vector<std::uint32_t> parent_;  // the forest of groups; small, as every transfer asks it
+  std::vector<Group> group_;
+  std::vector<std::size_t> touched_;
+};
+
+// DepthDirections::closed_form_exact for the whole depth, from the transfers themselves: one
+// pass, where the common case (every flow of a ring starting together) needs no more.
+bool closed_form_exact(const coll::Schedule& schedule, const OpRoutes& routes,
+                       const std::vector<ClosedFormEnd>& ends, const ClosedFormEnd& latest) {
+  const double bytes = schedule.ops[latest.op].bytes;
+  return std::all_of(ends.begin(), ends.end(), [&](const ClosedFormEnd& other) {
+    if (!other.one_leg) return false;
+    const auto& hops = routes[other.op]->legs.front().hops;
+    const bool through = std::any_of(hops.begin(), hops.end(), [&](const topo::Hop& hop) {
+      return link_direction(hop) == latest.narrowest;
+    });
+    return !through || (schedule.ops[other.op].bytes == bytes && other.share >= latest.share &&
+                        std::abs(other.start_s - latest.start_s) <= kSameStart_s);
+  });
+}
+
+// When the depth's last transfer ends: by the closed form where it is exact, for the whole
+// depth or for each group of transfers that share links, else in closed time steps
+// (fluid_depth.hpp).
+double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
+                   const std::vector<ClosedFormEnd>& ends,
+                   std::optional<DepthDirections>& scratch, const topo::Topology& topology) {
+  const auto by_end = [](const ClosedFormEnd& a, const ClosedFormEnd& b) {
+    return a.end_s < b.end_s;
+  };
+  const ClosedFormEnd& latest = *std::max_element(ends.begin(), ends.end(), by_end);
+  if (closed_form_exact(schedule, routes, ends, latest)) return latest.end_s;
+  // Sized by the machine's links, so made only for a schedule that needs it.
+  if (!scratch) scratch.emplace(topology.links().size());
+  DepthDirections& directions = *scratch;
+  directions.clear();
+  for (const ClosedFormEnd& end : ends)
+    directions.add(end, *routes[end.op], schedule.ops[end.op].bytes);
+  double end_s = 0;
+  std::vector<std::size_t> group_of(ends.size());
   for (std::size_t j = 0; j < ends.size(); ++j) {
-    if (first_direction[j] == kNone) {
-      group[j] = groups++;
+    group_of[j] = directions.group_of(ends[j]);
+    if (group_of[j] == kNoDirection) {
+      end_s = std::max(end_s, ends[j].end_s);
       continue;
     }
-    std::size_t& g = group_of_root[root(first_direction[j])];
-    if (g == kNone) g = groups++;
-    group[j] = g;
+    DepthDirections::Group& g = directions.group(group_of[j]);
+    if (g.latest == kNoDirection || ends[g.latest].end_s < ends[j].end_s) g.latest = j;
+    g.one_leg_each = g.one_leg_each && ends[j].one_leg;
   }
-  SharingGroups out;
-  out.begins.assign(groups + 1, 0);
-  for (std::size_t g : group) ++out.begins[g + 1];
-  std::partial_sum(out.begins.begin(), out.begins.end(), out.begins.begin());
-  out.transfers.resize(ends.size());
-  std::vector<std::size_t> next(out.begins.begin(), out.begins.end() - 1);
-  for (std::size_t j = 0; j < ends.size(); ++j) out.transfers[next[group[j]]++] = j;
-  return out;
-}
-
-// `group` flow by flow in closed time steps (fluid_depth.hpp).
-double fluid_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
-                   const std::vector<ClosedFormEnd>& ends, const TransferGroup& group,
-                   const topo::Topology& topology) {
-  std::vector<DepthTransfer> fluid;
-  fluid.reserve(group.size());
-  for (std::size_t j : group) {
-    fluid.push_back({.route = routes[ends[j].op],
-                     .bytes = schedule.ops[ends[j].op].bytes,
-                     .tail_s = ends[j].tail_s});
+  for (std::size_t d : directions.touched()) {
+    DepthDirections::Group& g = directions.group(d);
+    if (g.latest == kNoDirection) continue;  // not a group's root
+    const ClosedFormEnd& group_latest = ends[g.latest];
+    g.stepped = !g.one_leg_each || !directions.closed_form_exact(
+                                       group_latest, schedule.ops[group_latest.op].bytes);
+    if (!g.stepped) end_s = std::max(end_s, group_latest.end_s);
   }
-  return fluid_depth_seconds(fluid, topology);
-}
-
-// When the depth's last transfer ends: by the closed form where it is exact, for the whole depth
-// or for each group of transfers that share links, else flow by flow in closed time steps.
-double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
-                   const std::vector<ClosedFormEnd>& ends, const topo::Topology& topology) {
-  std::vector<std::size_t> all(ends.size());
-  std::iota(all.begin(), all.end(), std::size_t{0});
-  if (ends_together(schedule, routes, ends, all)) return ends[latest_of(ends, all)].end_s;
-  const SharingGroups groups = sharing_groups(routes, ends, topology.links().size());
-  double end_s = 0;
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const TransferGroup group = groups[g];
-    end_s = std::max(end_s, ends_together(schedule, routes, ends, group)
-                                ? ends[latest_of(ends, group)].end_s
-                                : fluid_end_s(schedule, routes, ends, group, topology));
+  for (std::size_t j = 0; j < ends.size(); ++j) {
+    if (group_of[j] == kNoDirection) continue;
+    DepthDirections::Group& g = directions.group(group_of[j]);
+    if (g.stepped) {
+      g.transfers.push_back({.route = routes[ends[j].op],
+                             .bytes = schedule.ops[ends[j].op].bytes,
+                             .tail_s = ends[j].tail_s});
+    }
+  }
+  for (std::size_t d : directions.touched()) {
+    const DepthDirections::Group& g = directions.group(d);
+    if (g.stepped) end_s = std::max(end_s, fluid_depth_seconds(g.transfers, topology));
   }
   return end_s;
 }
@@ -250,6 +292,7 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
   const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, topology, routes);
   const auto& links = topology.links();
   LinkLoads loads(links.size());
+  std::optional<DepthDirections> directions;
   std::vector<ClosedFormEnd> ends;
   for (std::size_t k = 0; k < depths.size(); ++k) {
     for (std::size_t i : transfers[k]) {
@@ -272,8 +315,9 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
               loads.at(leg, hop);
           if (hop_share < share) {
             share = hop_share;
-            if (leg == 0) end.narrowest = hop;
+            if (leg == 0) end.narrowest = link_direction(hop);
           }
+          if (end.first_direction == kNoDirection) end.first_direction = link_direction(hop);
         }
         const double latency_s = r.legs[leg].latency(topology).value;
         if (leg == 0) {
@@ -290,11 +334,12 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
                                        route_latency_s);
       }
       end.end_s += end.tail_s;
+      end.one_leg = r.legs.size() == 1;
       ends.push_back(end);
     }
     if (!ends.empty()) {
-      depths[k].transfer_s =
-          std::max(depths[k].transfer_s, depth_end_s(schedule, routes, ends, topology));
+      depths[k].transfer_s = std::max(depths[k].transfer_s,
+                                      depth_end_s(schedule, routes, ends, directions, topology));
     }
     loads.clear();
   }

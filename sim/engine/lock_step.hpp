@@ -10,16 +10,19 @@
 // The depth's transfers share links as SimGrid's max-min sharing does on this platform (CM02, no
 // TCP window; sim/engine/simgrid_platform.hpp): on leg i of its route a transfer gets, on each
 // link, the link's bandwidth over the number of the depth's transfers whose leg i crosses it, and
-// the narrowest of those shares; the leg takes its latency plus bytes over that share. Where the
-// depth's transfers carry equal bytes (every round of a power-of-two exchange) the slowest ends
-// when max-min sharing would end it: every flow gets at least the smallest share, and the flows of
-// the most loaded link get exactly that. The depth's reductions run on their GPUs meanwhile.
+// the narrowest of those shares; the leg takes its latency plus bytes over that share. That closed
+// form is kept where it is exact: every transfer has one leg, and every transfer through the
+// slowest one's narrowest link starts with it, carries its bytes and has no narrower share
+// elsewhere (they then get exactly that share, and no flow ends later). Elsewhere, as where a
+// tree's flows reach one NIC across a leaf and across a spine and so start apart, each group of
+// transfers that share links runs in closed time steps (fluid_depth.hpp). The depth's reductions
+// run on their GPUs meanwhile.
 //
 // What this gives up (docs/collectives.md, "Lock-step schedules at scale"): a pair that finishes
 // a round early waits for the slowest pair, which changes nothing where all pairs of a round are
-// alike, as between the identical nodes of a cluster; the store-and-forward legs of a depth's
-// transfers are taken to run in step. (MPICH's folds for a rank count that is not a power of two
-// put some pairs' first round one depth late; such schedules are not lock-step.)
+// alike, as between the identical nodes of a cluster. (MPICH's folds for a rank count that is
+// not a power of two put some pairs' first round one depth late; such schedules are not
+// lock-step.)
 #pragma once
 
 #include <functional>
