@@ -77,124 +77,125 @@ struct ClosedFormEnd {
   std::size_t op = 0;
   bool one_leg = true;
   double start_s = 0;                          // its first leg's latency
-  std::size_t first_direction = kNoDirection;  // the first link direction it crosses
+  // The link directions it crosses, in a depth's `crossed` list: [first, first_leg_end) on its
+  // first leg, then those of its other legs up to `crossed_end`.
+  std::size_t first = 0, first_leg_end = 0, crossed_end = 0;
   std::size_t narrowest = kNoDirection;        // its first leg's most loaded link direction
   double share = 0;                            // its share of that direction
   double tail_s = 0;                           // the latency steps after its last leg
   double end_s = 0;
 };
 
-// The link directions one depth's transfers cross: what the transfers through each have in
-// common, and which directions the transfers join into groups (a disjoint-set forest): max-min
-// sharing settles each group's rates apart from the others'.
-class DepthDirections {
+// What the transfers through one link direction have in common, as far as the closed form's
+// exactness there needs it.
+struct Through {
+  double first_start_s = std::numeric_limits<double>::infinity();
+  double last_start_s = -std::numeric_limits<double>::infinity();
+  double least_bytes = std::numeric_limits<double>::infinity();
+  double most_bytes = -std::numeric_limits<double>::infinity();
+  double least_share = std::numeric_limits<double>::infinity();
+
+  void add(const ClosedFormEnd& end, double bytes) {
+    first_start_s = std::min(first_start_s, end.start_s);
+    last_start_s = std::max(last_start_s, end.start_s);
+    least_bytes = std::min(least_bytes, bytes);
+    most_bytes = std::max(most_bytes, bytes);
+    least_share = std::min(least_share, end.share);
+  }
+
+  // Whether the closed form ends `latest`, whose narrowest link direction this is, the latest of
+  // one-leg transfers, when SimGrid would: every transfer through it starts with `latest`,
+  // carries its bytes and has no narrower share elsewhere. Each of them then gets at least that
+  // share (max-min sharing never gives a flow less than its narrowest share) and together no
+  // more than the link, so exactly that, from their common start to their common end; every
+  // other transfer ends by its own closed form, no later.
+  bool closed_form_exact(const ClosedFormEnd& latest, double bytes) const {
+    return least_bytes == bytes && most_bytes == bytes && least_share >= latest.share &&
+           latest.start_s - first_start_s <= kSameStart_s &&
+           last_start_s - latest.start_s <= kSameStart_s;
+  }
+};
+
+// The groups of one depth's transfers that share link directions, directly or through others
+// (a disjoint-set forest over the directions): max-min sharing settles each group's rates apart
+// from the others'. Four bytes a direction, as every transfer asks it.
+class SharingGroups {
  public:
-  explicit DepthDirections(std::size_t links)
-      : through_(links * 2), parent_(links * 2), group_(links * 2) {
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+  explicit SharingGroups(std::size_t links)
+      : parent_(links * 2), number_(links * 2, kNone), asking_(links * 2, kNone) {
     std::iota(parent_.begin(), parent_.end(), std::uint32_t{0});
   }
 
-  void add(const ClosedFormEnd& end, const topo::Route& route, double bytes) {
-    std::size_t first = kNoDirection;
-    for (const topo::Leg& leg : route.legs) {
-      for (const topo::Hop& hop : leg.hops) {
-        const std::size_t d = link_direction(hop);
-        touch(d);
-        if (first == kNoDirection) {
-          first = root(d);
-        } else if (const std::size_t r = root(d); r != first) {
-          parent_[r] = static_cast<std::uint32_t>(first);
-        }
-        if (!end.one_leg) continue;
-        Through& t = through_[d];
-        t.first_start_s = std::min(t.first_start_s, end.start_s);
-        t.last_start_s = std::max(t.last_start_s, end.start_s);
-        t.least_bytes = std::min(t.least_bytes, bytes);
-        t.most_bytes = std::max(t.most_bytes, bytes);
-        t.least_share = std::min(t.least_share, end.share);
+  void join(const ClosedFormEnd& end, const std::vector<std::uint32_t>& crossed) {
+    if (end.first == end.crossed_end) return;
+    const std::uint32_t first = root(crossed[end.first]);
+    for (std::size_t c = end.first + 1; c < end.crossed_end; ++c) {
+      if (const std::uint32_t r = root(crossed[c]); r != first) {
+        parent_[r] = first;
+        changed_.push_back(r);
       }
     }
   }
 
-  // Whether the closed form ends the group of `latest`, the latest of its one-leg transfers, when
-  // SimGrid would: every transfer through its narrowest link direction starts with it, carries
-  // its bytes and has no narrower share elsewhere. Each of them then gets at least that share
-  // (max-min sharing never gives a flow less than its narrowest share) and together no more than
-  // the link, so exactly that, from their common start to their common end; every other
-  // transfer ends by its own closed form, no later.
-  bool closed_form_exact(const ClosedFormEnd& latest, double bytes) const {
-    if (latest.narrowest == kNoDirection) return true;  // alone: it crosses no link
-    const Through& t = through_[latest.narrowest];
-    return t.least_bytes == bytes && t.most_bytes == bytes && t.least_share >= latest.share &&
-           latest.start_s - t.first_start_s <= kSameStart_s &&
-           t.last_start_s - latest.start_s <= kSameStart_s;
-  }
-
-  // The group of a transfer: a number below links * 2, or kNoDirection for a transfer that
+  // The group of a transfer, numbered from 0 in the order asked; kNone for a transfer that
   // crosses no link, a group of its own.
-  std::size_t group_of(const ClosedFormEnd& end) {
-    return end.first_direction == kNoDirection ? kNoDirection : root(end.first_direction);
+  std::uint32_t group_of(const ClosedFormEnd& end, const std::vector<std::uint32_t>& crossed) {
+    if (end.first == end.crossed_end) return kNone;
+    const std::uint32_t r = root(crossed[end.first]);
+    if (number_[r] == kNone) {
+      number_[r] = groups_++;
+      changed_.push_back(r);
+    }
+    return number_[r];
   }
+  std::uint32_t count() const { return groups_; }
 
-  // Per group, scratch for the depth's evaluation (reset by clear()).
-  struct Group {
-    std::size_t latest = kNoDirection;  // index of its latest transfer
-    bool one_leg_each = true;
-    bool stepped = false;  // run in closed time steps
-    std::vector<DepthTransfer> transfers;
-  };
-  Group& group(std::size_t g) { return group_[g]; }
-  const std::vector<std::size_t>& touched() const { return touched_; }
+  // The group that asks what the transfers through a direction share (kNone: none).
+  void ask(std::uint32_t direction, std::uint32_t group) {
+    asking_[direction] = group;
+    changed_.push_back(direction);
+  }
+  std::uint32_t asking(std::uint32_t direction) const { return asking_[direction]; }
 
   void clear() {
-    for (std::size_t d : touched_) {
-      through_[d] = Through{};
-      parent_[d] = static_cast<std::uint32_t>(d);
-      group_[d] = Group{};
+    for (std::uint32_t d : changed_) {
+      parent_[d] = d;
+      number_[d] = kNone;
+      asking_[d] = kNone;
     }
-    touched_.clear();
+    changed_.clear();
+    groups_ = 0;
   }
 
  private:
-  struct Through {
-    double first_start_s = std::numeric_limits<double>::infinity();
-    double last_start_s = -std::numeric_limits<double>::infinity();
-    double least_bytes = std::numeric_limits<double>::infinity();
-    double most_bytes = -std::numeric_limits<double>::infinity();
-    double least_share = std::numeric_limits<double>::infinity();
-    bool touched = false;
-  };
-
-  void touch(std::size_t d) {
-    if (through_[d].touched) return;
-    through_[d].touched = true;
-    touched_.push_back(d);
-  }
-  std::size_t root(std::size_t d) {
+  std::uint32_t root(std::uint32_t d) {
     while (parent_[d] != d) d = parent_[d] = parent_[parent_[d]];
     return d;
   }
 
-  std::vector<Through> through_;
-  std::vector<std::uint32_t> parent_;  // the forest of groups; small, as every transfer asks it
-  std::vector<Group> group_;
-  std::vector<std::size_t> touched_;
+  std::vector<std::uint32_t> parent_;
+  std::vector<std::uint32_t> number_;   // per root, its group's number
+  std::vector<std::uint32_t> asking_;   // per direction
+  std::vector<std::uint32_t> changed_;  // the directions to reset
+  std::uint32_t groups_ = 0;
 };
 
-// DepthDirections::closed_form_exact for the whole depth, from the transfers themselves: one
-// pass, where the common case (every flow of a ring starting together) needs no more.
-bool closed_form_exact(const coll::Schedule& schedule, const OpRoutes& routes,
-                       const std::vector<ClosedFormEnd>& ends, const ClosedFormEnd& latest) {
-  const double bytes = schedule.ops[latest.op].bytes;
-  return std::all_of(ends.begin(), ends.end(), [&](const ClosedFormEnd& other) {
+// Through::closed_form_exact for the whole depth, from the transfers themselves: one pass,
+// where the common case (every flow of a ring starting together) needs no more.
+bool closed_form_exact(const coll::Schedule& schedule, const std::vector<ClosedFormEnd>& ends,
+                       const std::vector<std::uint32_t>& crossed, const ClosedFormEnd& latest) {
+  if (latest.narrowest == kNoDirection) return true;  // it crosses no link
+  Through through;
+  for (const ClosedFormEnd& other : ends) {
     if (!other.one_leg) return false;
-    const auto& hops = routes[other.op]->legs.front().hops;
-    const bool through = std::any_of(hops.begin(), hops.end(), [&](const topo::Hop& hop) {
-      return link_direction(hop) == latest.narrowest;
-    });
-    return !through || (schedule.ops[other.op].bytes == bytes && other.share >= latest.share &&
-                        std::abs(other.start_s - latest.start_s) <= kSameStart_s);
-  });
+    const auto begin = crossed.begin() + static_cast<std::ptrdiff_t>(other.first);
+    const auto end = crossed.begin() + static_cast<std::ptrdiff_t>(other.first_leg_end);
+    if (std::find(begin, end, latest.narrowest) != end)
+      through.add(other, schedule.ops[other.op].bytes);
+  }
+  return through.closed_form_exact(latest, schedule.ops[latest.op].bytes);
 }
 
 // When the depth's last transfer ends: by the closed form where it is exact, for the whole
@@ -202,50 +203,66 @@ bool closed_form_exact(const coll::Schedule& schedule, const OpRoutes& routes,
 // (fluid_depth.hpp).
 double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
                    const std::vector<ClosedFormEnd>& ends,
-                   std::optional<DepthDirections>& scratch, const topo::Topology& topology) {
-  const auto by_end = [](const ClosedFormEnd& a, const ClosedFormEnd& b) {
-    return a.end_s < b.end_s;
-  };
-  const ClosedFormEnd& latest = *std::max_element(ends.begin(), ends.end(), by_end);
-  if (closed_form_exact(schedule, routes, ends, latest)) return latest.end_s;
+                   const std::vector<std::uint32_t>& crossed,
+                   std::optional<SharingGroups>& scratch, const topo::Topology& topology) {
+  const auto later = [&](std::size_t a, std::size_t b) { return ends[a].end_s < ends[b].end_s; };
+  std::size_t latest = 0;
+  for (std::size_t j = 1; j < ends.size(); ++j) latest = later(latest, j) ? j : latest;
+  if (closed_form_exact(schedule, ends, crossed, ends[latest])) return ends[latest].end_s;
+
   // Sized by the machine's links, so made only for a schedule that needs it.
   if (!scratch) scratch.emplace(topology.links().size());
-  DepthDirections& directions = *scratch;
-  directions.clear();
-  for (const ClosedFormEnd& end : ends)
-    directions.add(end, *routes[end.op], schedule.ops[end.op].bytes);
+  SharingGroups& sharing = *scratch;
+  sharing.clear();
+  for (const ClosedFormEnd& end : ends) sharing.join(end, crossed);
+  struct Group {
+    std::size_t latest = kNoDirection;  // index in `ends` of its latest transfer
+    bool one_leg_each = true;
+    Through through;  // the transfers through its latest one's narrowest link direction
+    std::vector<DepthTransfer> stepped;  // its transfers, where it runs in closed time steps
+  };
+  std::vector<std::uint32_t> group_of(ends.size());
   double end_s = 0;
-  std::vector<std::size_t> group_of(ends.size());
   for (std::size_t j = 0; j < ends.size(); ++j) {
-    group_of[j] = directions.group_of(ends[j]);
-    if (group_of[j] == kNoDirection) {
-      end_s = std::max(end_s, ends[j].end_s);
-      continue;
-    }
-    DepthDirections::Group& g = directions.group(group_of[j]);
-    if (g.latest == kNoDirection || ends[g.latest].end_s < ends[j].end_s) g.latest = j;
+    group_of[j] = sharing.group_of(ends[j], crossed);
+    if (group_of[j] == SharingGroups::kNone) end_s = std::max(end_s, ends[j].end_s);
+  }
+  std::vector<Group> groups(sharing.count());
+  for (std::size_t j = 0; j < ends.size(); ++j) {
+    if (group_of[j] == SharingGroups::kNone) continue;
+    Group& g = groups[group_of[j]];
+    if (g.latest == kNoDirection || later(g.latest, j)) g.latest = j;
     g.one_leg_each = g.one_leg_each && ends[j].one_leg;
   }
-  for (std::size_t d : directions.touched()) {
-    DepthDirections::Group& g = directions.group(d);
-    if (g.latest == kNoDirection) continue;  // not a group's root
-    const ClosedFormEnd& group_latest = ends[g.latest];
-    g.stepped = !g.one_leg_each || !directions.closed_form_exact(
-                                       group_latest, schedule.ops[group_latest.op].bytes);
-    if (!g.stepped) end_s = std::max(end_s, group_latest.end_s);
+  // Each group asks what the transfers through its latest one's narrowest direction share; a
+  // direction belongs to one group.
+  for (std::uint32_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].one_leg_each)
+      sharing.ask(static_cast<std::uint32_t>(ends[groups[g].latest].narrowest), g);
   }
-  for (std::size_t j = 0; j < ends.size(); ++j) {
-    if (group_of[j] == kNoDirection) continue;
-    DepthDirections::Group& g = directions.group(group_of[j]);
-    if (g.stepped) {
-      g.transfers.push_back({.route = routes[ends[j].op],
-                             .bytes = schedule.ops[ends[j].op].bytes,
-                             .tail_s = ends[j].tail_s});
+  for (const ClosedFormEnd& end : ends) {
+    for (std::size_t c = end.first; c < end.first_leg_end; ++c) {
+      if (const std::uint32_t g = sharing.asking(crossed[c]); g != SharingGroups::kNone)
+        groups[g].through.add(end, schedule.ops[end.op].bytes);
     }
   }
-  for (std::size_t d : directions.touched()) {
-    const DepthDirections::Group& g = directions.group(d);
-    if (g.stepped) end_s = std::max(end_s, fluid_depth_seconds(g.transfers, topology));
+  for (Group& g : groups) {
+    const ClosedFormEnd& group_latest = ends[g.latest];
+    if (g.one_leg_each &&
+        g.through.closed_form_exact(group_latest, schedule.ops[group_latest.op].bytes)) {
+      end_s = std::max(end_s, group_latest.end_s);
+      g.latest = kNoDirection;  // settled
+    }
+  }
+  for (std::size_t j = 0; j < ends.size(); ++j) {
+    if (group_of[j] == SharingGroups::kNone || groups[group_of[j]].latest == kNoDirection)
+      continue;
+    groups[group_of[j]].stepped.push_back({.route = routes[ends[j].op],
+                                           .bytes = schedule.ops[ends[j].op].bytes,
+                                           .tail_s = ends[j].tail_s});
+  }
+  for (const Group& g : groups) {
+    if (!g.stepped.empty()) end_s = std::max(end_s, fluid_depth_seconds(g.stepped, topology));
   }
   return end_s;
 }
@@ -292,8 +309,9 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
   const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, topology, routes);
   const auto& links = topology.links();
   LinkLoads loads(links.size());
-  std::optional<DepthDirections> directions;
+  std::optional<SharingGroups> sharing;
   std::vector<ClosedFormEnd> ends;
+  std::vector<std::uint32_t> crossed;  // the link directions of `ends`, in turn
   for (std::size_t k = 0; k < depths.size(); ++k) {
     for (std::size_t i : transfers[k]) {
       const topo::Route& r = *routes[i];
@@ -302,10 +320,11 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
       }
     }
     ends.clear();
+    crossed.clear();
     for (std::size_t i : transfers[k]) {
       const coll::Op& op = schedule.ops[i];
       const topo::Route& r = *routes[i];
-      ClosedFormEnd end{.op = i};
+      ClosedFormEnd end{.op = i, .first = crossed.size(), .first_leg_end = crossed.size()};
       double route_latency_s = 0;
       for (std::size_t leg = 0; leg < r.legs.size(); ++leg) {
         double share = std::numeric_limits<double>::infinity();
@@ -317,12 +336,13 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
             share = hop_share;
             if (leg == 0) end.narrowest = link_direction(hop);
           }
-          if (end.first_direction == kNoDirection) end.first_direction = link_direction(hop);
+          crossed.push_back(static_cast<std::uint32_t>(link_direction(hop)));
         }
         const double latency_s = r.legs[leg].latency(topology).value;
         if (leg == 0) {
           end.start_s = latency_s;
           end.share = share;
+          end.first_leg_end = crossed.size();
         }
         route_latency_s += latency_s;
         end.end_s += latency_s + op.bytes / share;
@@ -335,11 +355,13 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
       }
       end.end_s += end.tail_s;
       end.one_leg = r.legs.size() == 1;
+      end.crossed_end = crossed.size();
       ends.push_back(end);
     }
     if (!ends.empty()) {
       depths[k].transfer_s = std::max(depths[k].transfer_s,
-                                      depth_end_s(schedule, routes, ends, directions, topology));
+                                      depth_end_s(schedule, routes, ends, crossed, sharing,
+                                                  topology));
     }
     loads.clear();
   }
