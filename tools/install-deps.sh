@@ -2,7 +2,8 @@
 # Installs gpuscale's build dependencies from Debian's package registry (bookworm), only those
 # that are missing. Uses sudo when not run as root. With --sanitize, also the compiler of the
 # sanitizer and fuzzing build (tools/sanitize.sh): Clang 19 and its libFuzzer and sanitizer
-# runtimes (Clang 14, bookworm's default, cannot capture structured bindings in lambdas).
+# runtimes (Clang 14, bookworm's default, cannot capture structured bindings in lambdas). With
+# --browser, also chromium, which the tests of `gpuscale serve`'s page drive headless.
 set -euo pipefail
 
 packages=(
@@ -11,10 +12,17 @@ packages=(
   libboost-graph-dev      # topologies and routes
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libprotobuf-dev protobuf-compiler  # Chakra execution traces (workloads/chakra/et_def.proto)
+  libcpp-httplib-dev      # `gpuscale serve` (tools/serve/)
   libgtest-dev libgmock-dev libbenchmark-dev
   libjpeg62-turbo-dev     # libjpeg-turbo for tools/bench/bench_decode (skipped without it)
 )
-[ "${1:-}" = --sanitize ] && packages+=(clang-19 libclang-rt-19-dev)
+for flag in "$@"; do
+  case "$flag" in
+    --sanitize) packages+=(clang-19 libclang-rt-19-dev) ;;
+    --browser) packages+=(chromium) ;;
+    *) echo "usage: tools/install-deps.sh [--sanitize] [--browser]" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,7 +9,13 @@ cd "$(dirname "$0")/.."
 what="${1:-run}"
 case "$what" in run|test) ;; *) echo "usage: tools/quickstart.sh run|test" >&2; exit 2 ;; esac
 
-tools/install-deps.sh
+# `test` also drives `gpuscale serve`'s page in a headless chromium, which must then be there.
+if [ "$what" = test ]; then
+  tools/install-deps.sh --browser
+  export GPUSCALE_REQUIRE_BROWSER=1
+else
+  tools/install-deps.sh
+fi
 mkdir -p build
 log=build/build.log
 echo "building (log: $log)"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "topologies/core/csv.hpp"
@@ -144,6 +145,25 @@ std::string rows_table(const std::vector<OutputRow>& rows, const std::vector<Vie
     out += line([&](const TableColumn& t) { return cell(t, row); });
   }
   return out;
+}
+
+std::vector<OutputRow> output_rows(const std::vector<ResultRow>& rows,
+                                   const Experiment& experiment) {
+  std::map<std::string, RunSettings> settings;  // by workload: its framework's
+  for (const std::string& workload : experiment.workloads)
+    settings.emplace(workload, run_settings_of(for_workload(experiment, workload)));
+  std::vector<OutputRow> out;
+  for (const ResultRow& r : rows) out.push_back({&r, settings.at(r.workload), std::nullopt});
+  return out;
+}
+
+nlohmann::ordered_json results_json(const std::vector<OutputRow>& rows,
+                                    const Experiment& experiment) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  if (experiment.samples > 0) doc["seed"] = experiment.seed;
+  doc["results"] = nlohmann::ordered_json::array();
+  for (const OutputRow& row : rows) doc["results"].push_back(row_json(row));
+  return doc;
 }
 
 }  // namespace gpuscale::sim

@@ -16,6 +16,15 @@ using JsonRow = nlohmann::ordered_json;
 // The row's columns in the schema's order: those its row holds (Shown), none a table alone shows.
 JsonRow row_json(const OutputRow& row);
 
+// `rows`, run by `experiment`, each with its workload's framework settings (no study beside).
+std::vector<OutputRow> output_rows(const std::vector<ResultRow>& rows,
+                                   const Experiment& experiment);
+
+// What `gpuscale run --format json` prints of `rows` (and `gpuscale serve` answers): the seed of a
+// sampled run, then the rows as row_json writes them.
+nlohmann::ordered_json results_json(const std::vector<OutputRow>& rows,
+                                    const Experiment& experiment);
+
 // Whose rows a CSV holds: a study's have the study's columns, even a study's shard with no rows.
 enum class RowsOf { Run, Study };
 

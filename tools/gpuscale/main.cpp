@@ -11,6 +11,7 @@
 #include "tools/gpuscale/fit_command.hpp"
 #include "tools/gpuscale/replay_trace_command.hpp"
 #include "tools/gpuscale/run_command.hpp"
+#include "tools/gpuscale/serve_command.hpp"
 #include "tools/gpuscale/sweep_command.hpp"
 #include "tools/gpuscale/topo_command.hpp"
 #include "tools/gpuscale/train_command.hpp"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   gpuscale::cli::add_validate_command(app);
   gpuscale::cli::add_fit_command(app);
   gpuscale::cli::add_sweep_command(app);
+  gpuscale::cli::add_serve_command(app);
   gpuscale::cli::init_console();
   try {
     gpuscale::cli::check_long_options(app, argc, argv);

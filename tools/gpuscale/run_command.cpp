@@ -241,27 +241,6 @@ bool sampled(const std::vector<sim::ResultRow>& rows) {
 
 // The rows as the result schema writes them (sim/experiment/result_schema.hpp), each with the
 // settings the experiment ran them with.
-std::vector<sim::OutputRow> output_rows(const std::vector<sim::ResultRow>& rows,
-                                        const sim::Experiment& e) {
-  std::map<std::string, sim::RunSettings> settings;  // by workload: its framework's
-  for (const std::string& workload : e.workloads)
-    settings.emplace(workload, sim::run_settings_of(sim::for_workload(e, workload)));
-  std::vector<sim::OutputRow> out;
-  for (const sim::ResultRow& r : rows) out.push_back({&r, settings.at(r.workload), std::nullopt});
-  return out;
-}
-
-// {"results": [a row per configuration]}, and a sampled run's seed (Experiment::seed): the same
-// seed gives the same draws.
-nlohmann::ordered_json results_json(const std::vector<sim::OutputRow>& rows,
-                                    const sim::Experiment& e) {
-  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
-  if (e.samples > 0) doc["seed"] = e.seed;
-  doc["results"] = nlohmann::ordered_json::array();
-  for (const sim::OutputRow& row : rows) doc["results"].push_back(sim::row_json(row));
-  return doc;
-}
-
 std::string results_csv(const std::vector<sim::OutputRow>& rows) {
   std::vector<sim::JsonRow> json_rows;
   for (const sim::OutputRow& row : rows) json_rows.push_back(sim::row_json(row));
@@ -351,12 +330,12 @@ void run(const RunOptions& o, const CLI::App& cmd) {
   }
   // Rendered whole before printing: an error never leaves half an output behind.
   std::string out;
-  const std::vector<sim::OutputRow> output = output_rows(rows, experiment);
+  const std::vector<sim::OutputRow> output = sim::output_rows(rows, experiment);
   const std::optional<validation::RunStudy> beside =
       study ? std::optional(validation::compare_run_with_study(*study, experiment, rows))
             : std::nullopt;
   if (o.format == "json") {
-    nlohmann::ordered_json doc = results_json(output, experiment);
+    nlohmann::ordered_json doc = sim::results_json(output, experiment);
     if (beside) add_study_json(doc, *beside);
     out = doc.dump(2) + "\n";
   } else if (o.format == "csv") {

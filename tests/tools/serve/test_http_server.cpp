@@ -1,0 +1,96 @@
+// `gpuscale serve` over HTTP (tools/serve/http_server.hpp), on a free port of 127.0.0.1: the
+// page's files, the API's answers and its error statuses, and no file outside the data tree.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tools/serve/http_server.hpp"
+
+namespace gpuscale::serve {
+namespace {
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    limits_.max_request_bytes = 4096;
+    server_ = std::make_unique<HttpServer>(limits_);
+    port_ = server_->bind("127.0.0.1", 0);
+    thread_ = std::thread([this] { server_->serve(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(120);
+    for (int tries = 0; tries < 100 && !client_->Get("/api/catalog"); ++tries)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  void TearDown() override {
+    server_->stop();
+    thread_.join();
+  }
+
+  Limits limits_;
+  std::unique_ptr<HttpServer> server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpServerTest, ServesThePageItsScriptAndItsStyle) {
+  for (const auto& [path, type, text] :
+       {std::tuple{"/", "text/html", "<script src=\"/app.js\">"},
+        std::tuple{"/app.js", "text/javascript", "/api/run"},
+        std::tuple{"/style.css", "text/css", "font-family"},
+        std::tuple{"/docs/tutorial.md", "text/plain", "## 4. A what-if machine"}}) {
+    const auto res = client_->Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 200) << path;
+    EXPECT_EQ(res->get_header_value("Content-Type").rfind(type, 0), 0u) << path;
+    EXPECT_NE(res->body.find(text), std::string::npos) << path;
+  }
+}
+
+TEST_F(HttpServerTest, AnswersTheApiAndItsErrorsAsJson) {
+  const auto catalog = client_->Get("/api/catalog");
+  ASSERT_TRUE(catalog);
+  EXPECT_EQ(catalog->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(catalog->body)["defaults"]["machine"], "dgx1-v100");
+
+  const auto machine = client_->Get("/api/machine?name=lassen");
+  ASSERT_TRUE(machine);
+  EXPECT_EQ(machine->status, 200);
+  EXPECT_TRUE(nlohmann::json::parse(machine->body)["link_kinds"].contains("infiniband"));
+
+  const auto ran = client_->Post(
+      "/api/run",
+      R"({"machine": "dgx1-v100", "workload": "lenet", "comm": "p2p", "gpus": [1, 2], "batch": 16})",
+      "application/json");
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(ran->status, 200) << ran->body;
+  EXPECT_EQ(nlohmann::json::parse(ran->body)["results"].size(), 2u);
+
+  const auto bad = client_->Post(
+      "/api/run", R"({"machine": "dgx1-v100", "comm": "p2p", "gpus": [1000000], "batch": 16})",
+      "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(nlohmann::json::parse(bad->body)["error"].get<std::string>().find("request.gpus"),
+            std::string::npos);
+}
+
+TEST_F(HttpServerTest, RefusesWhatItDoesNotServe) {
+  const auto oversized =
+      client_->Post("/api/run", std::string(limits_.max_request_bytes + 1, ' '), "text/plain");
+  ASSERT_TRUE(oversized);
+  EXPECT_EQ(oversized->status, 413);
+  for (const char* path : {"/nowhere", "/docs/../CMakeLists.txt", "/docs/secret.md",
+                           "/../../etc/passwd", "/api/machine?name=../../etc/passwd"}) {
+    const auto res = client_->Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_TRUE(res->status == 404 || res->status == 400) << path << ": " << res->status;
+    EXPECT_EQ(res->body.find("root:"), std::string::npos) << path;
+    EXPECT_TRUE(nlohmann::json::parse(res->body).contains("error")) << path;
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale::serve

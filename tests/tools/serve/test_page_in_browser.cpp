@@ -1,0 +1,136 @@
+// The page in a real browser: Debian's chromium, headless, against `gpuscale serve` on a free
+// port. The default study's case on screen is what `gpuscale run --format json` prints for it,
+// a faster link moves the result the right way, and the screenshots docs/tutorial.md shows are
+// taken here. Without chromium the tests skip, unless GPUSCALE_REQUIRE_BROWSER is set (CI sets
+// it, and installs chromium).
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "tests/support/test_support.hpp"
+#include "tools/serve/http_server.hpp"
+
+namespace gpuscale::serve {
+namespace {
+
+using gpuscale::testing::run_command;
+
+std::string chromium() {
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (std::filesystem::exists(path)) return path;
+  }
+  return "";
+}
+
+// Per GPU count, each result cell's key and the exact number the page holds for it.
+using Cells = std::map<int, std::map<std::string, double>>;
+
+Cells cells_of(const std::string& dom) {
+  Cells cells;
+  const std::regex row(R"re(<tr data-gpus="(\d+)">(.*?)</tr>)re");
+  const std::regex cell(R"re(data-key="([a-z0-9_]+)" data-value="([^"]*)")re");
+  for (auto r = std::sregex_iterator(dom.begin(), dom.end(), row); r != std::sregex_iterator();
+       ++r) {
+    const std::string inside = (*r)[2];
+    for (auto c = std::sregex_iterator(inside.begin(), inside.end(), cell);
+         c != std::sregex_iterator(); ++c) {
+      cells[std::stoi((*r)[1])][(*c)[1]] = nlohmann::json::parse((*c)[2].str()).get<double>();
+    }
+  }
+  return cells;
+}
+
+class PageInBrowser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (chromium().empty()) {
+      if (std::getenv("GPUSCALE_REQUIRE_BROWSER") != nullptr) FAIL() << "no chromium";
+      GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+    }
+    server_ = std::make_unique<HttpServer>(Limits{});
+    port_ = server_->bind("127.0.0.1", 0);
+    thread_ = std::thread([this] { server_->serve(); });
+    httplib::Client client("127.0.0.1", port_);
+    for (int tries = 0; tries < 100 && !client.Get("/api/catalog"); ++tries)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  void TearDown() override {
+    if (!server_) return;
+    server_->stop();
+    thread_.join();
+  }
+
+  // Chromium, headless, on the page with `query`; its virtual clock waits for the page's own
+  // requests, so what it prints or pictures is the page after its run.
+  std::string browse(const std::string& query, const std::string& what) const {
+    const auto out = run_command(
+        chromium() +
+        " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars"
+        " --window-size=1400,2200 --virtual-time-budget=120000 " + what + " 'http://127.0.0.1:" +
+        std::to_string(port_) + "/" + query + "'");
+    EXPECT_EQ(out.status, 0) << out.err;
+    return out.out;
+  }
+
+  std::unique_ptr<HttpServer> server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(PageInBrowser, OpensOnTheDefaultStudysCaseWithTheNumbersRunPrints) {
+  const std::string dom = browse("", "--dump-dom");
+  ASSERT_NE(dom.find("data-state=\"done\""), std::string::npos) << dom.substr(0, 2000);
+  const Cells cells = cells_of(dom);
+  const auto cli = run_command(std::string(GPUSCALE_EXECUTABLE) +
+                               " run --topology dgx1-v100 --workload resnet-50 --framework mxnet"
+                               " --comm p2p --gpus 1,2,4,8 --batch 16 --images 256000"
+                               " --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  const auto results = nlohmann::json::parse(cli.out)["results"];
+  ASSERT_EQ(cells.size(), results.size());
+  for (const auto& row : results) {
+    const auto& shown = cells.at(row["gpus"].get<int>());
+    for (const char* key : {"iteration_s", "fpbp_s", "wu_s", "speedup", "epoch_s",
+                            "memory_gpu0_gb", "max_link_utilisation"}) {
+      EXPECT_EQ(shown.at(key), row[key].get<double>()) << key << " at " << row["gpus"];
+    }
+  }
+}
+
+TEST_F(PageInBrowser, TwiceTheNvlinkBandwidthMakesNcclFaster) {
+  const std::string lenet = "?workload=lenet&comm=nccl_reduce_bcast&gpus=8";
+  const Cells shipped = cells_of(browse(lenet, "--dump-dom"));
+  const Cells faster = cells_of(
+      browse(lenet + "&set=link_kinds.nvlink.lane_bandwidth%3D50%20GB%2Fs", "--dump-dom"));
+  ASSERT_EQ(shipped.count(8), 1u);
+  ASSERT_EQ(faster.count(8), 1u);
+  EXPECT_LT(faster.at(8).at("iteration_s"), shipped.at(8).at("iteration_s"));
+  EXPECT_LT(faster.at(8).at("wu_s"), shipped.at(8).at("wu_s"));
+}
+
+// docs/tutorial.md's pictures of the page (docs/figures/serve-*.png): written where
+// GPUSCALE_SCREENSHOT_DIR says, else beside the test's other files.
+TEST_F(PageInBrowser, TakesTheTutorialsScreenshots) {
+  const char* dir = std::getenv("GPUSCALE_SCREENSHOT_DIR");
+  const std::string folder = dir != nullptr ? dir : GPUSCALE_TEST_TMPDIR;
+  std::filesystem::create_directories(folder);
+  for (const auto& [name, query] :
+       {std::pair{"serve-default.png", ""},
+        std::pair{"serve-what-if.png",
+                  "?workload=lenet&comm=p2p&set=link_kinds.pcie.lane_bandwidth%3D1.97%20GB%2Fs"}}) {
+    const std::string path = folder + "/" + name;
+    std::filesystem::remove(path);
+    browse(query, "--screenshot='" + path + "'");
+    EXPECT_GT(std::filesystem::exists(path) ? std::filesystem::file_size(path) : 0u, 10000u)
+        << path;
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale::serve

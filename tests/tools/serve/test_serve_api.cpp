@@ -1,0 +1,129 @@
+// `gpuscale serve`'s JSON API without HTTP (tools/serve/serve_api.hpp): a run answers what
+// `gpuscale run --format json` prints for the same configuration, bad requests are one-line
+// errors naming the request's key, and a run past its time is ended.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.hpp"
+#include "tools/serve/serve_api.hpp"
+
+namespace gpuscale::serve {
+namespace {
+
+using gpuscale::testing::config_error_of;
+
+TEST(ServeApi, TheCatalogOpensOnTheDefaultStudysResNet50OnTheDgx1) {
+  const auto c = catalog(Limits{});
+  EXPECT_EQ(c["defaults"]["machine"], "dgx1-v100");
+  EXPECT_EQ(c["defaults"]["workload"], "resnet-50");
+  EXPECT_EQ(c["defaults"]["framework"], "mxnet");
+  EXPECT_EQ(c["defaults"]["comm"], "p2p");
+  EXPECT_EQ(c["defaults"]["batch"], 16);
+  EXPECT_EQ(c["defaults"]["gpus"], nlohmann::json::parse("[1, 2, 4, 8]"));
+  auto has = [&](const char* list, const std::string& name) {
+    for (const auto& entry : c[list]) {
+      if ((entry.is_string() ? entry.get<std::string>() : entry["name"].get<std::string>()) == name)
+        return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("machines", "lassen"));
+  EXPECT_TRUE(has("workloads", "lenet"));
+  EXPECT_TRUE(has("frameworks", "pytorch-ddp"));
+  EXPECT_TRUE(has("comms", "nccl_tree"));
+  EXPECT_TRUE(has("precisions", "fp32"));
+}
+
+TEST(ServeApi, AMachineGivesItsLinkKindsAsTheFileWritesThem) {
+  const auto m = machine("dgx1-v100");
+  EXPECT_EQ(m["gpus"], 8);
+  EXPECT_DOUBLE_EQ(m["link_kinds"]["nvlink"]["lane_bandwidth_GBps"].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(m["link_kinds"]["nvlink"]["latency_us"].get<double>(), 0.3);
+  EXPECT_DOUBLE_EQ(m["link_kinds"]["nvlink"]["efficiency"].get<double>(), 0.96);
+  EXPECT_EQ(m["svg"].get<std::string>().rfind("<svg", 0), 0u);
+  EXPECT_NE(config_error_of([] { machine("../CMakeLists"); }).find("no shipped machine"),
+            std::string::npos);
+}
+
+TEST(ServeApi, ARunAnswersWhatRunFormatJsonPrints) {
+  const auto answer = run(R"({"machine": "dgx1-v100", "workload": "lenet", "framework": "mxnet",
+                              "comm": "p2p", "gpus": [1, 4], "batch": 16, "images": 256000})",
+                          Limits{});
+  const auto cli = gpuscale::testing::run_command(
+      std::string(GPUSCALE_EXECUTABLE) +
+      " run --topology dgx1-v100 --workload lenet --framework mxnet --comm p2p --gpus 1,4 "
+      "--batch 16 --images 256000 --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(answer["results"], nlohmann::ordered_json::parse(cli.out)["results"]);
+  EXPECT_NE(answer["timeline_svg"].get<std::string>().find("lenet p2p 4 GPUs"),
+            std::string::npos);
+  EXPECT_NE(answer["machine_svg"].get<std::string>().find("link utilisation"),
+            std::string::npos);
+}
+
+// Twice the NVLink bandwidth: the exchange can only get faster, and the machine is the same
+// otherwise (the 1-GPU run crosses no link).
+TEST(ServeApi, AWhatIfLinkChangesTheRunTheWayItShould) {
+  const std::string base = R"({"machine": "dgx1-v100", "workload": "lenet", "framework": "mxnet",
+                               "comm": "nccl_reduce_bcast", "gpus": [1, 8], "batch": 16)";
+  const auto shipped = run(base + "}", Limits{});
+  const auto faster =
+      run(base + R"(, "set": ["link_kinds.nvlink.lane_bandwidth=50 GB/s"]})", Limits{});
+  EXPECT_EQ(faster["results"][0]["iteration_s"], shipped["results"][0]["iteration_s"]);
+  EXPECT_LT(faster["results"][1]["iteration_s"].get<double>(),
+            shipped["results"][1]["iteration_s"].get<double>());
+}
+
+TEST(ServeApi, BadRequestsAreOneLineErrorsNamingTheKey) {
+  const Limits limits;
+  auto error_of = [&](const std::string& body) {
+    return config_error_of([&] { run(body, limits); });
+  };
+  const std::string rest = R"("comm": "p2p", "gpus": [1, 2], "batch": 16)";
+  EXPECT_NE(error_of(R"({"machine": "dgx-9000", )" + rest + "}").find(
+                "request.machine: 'dgx-9000' is no shipped topology"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"machine": "/etc/passwd", )" + rest + "}").find("no shipped"),
+            std::string::npos);
+  const std::string negative =
+      error_of(R"({"machine": "dgx1-v100", "set": ["link_kinds.nvlink.lane_bandwidth=-25 GB/s"], )" +
+               rest + "}");
+  // The machine's loader names a change as `--set` does (its origin), the change itself and why.
+  EXPECT_NE(negative.find("link_kinds.nvlink.lane_bandwidth=-25 GB/s"), std::string::npos)
+      << negative;
+  EXPECT_NE(negative.find("is negative"), std::string::npos) << negative;
+  EXPECT_NE(error_of(R"({"machine": "dgx1-v100", "comm": "p2p", "gpus": [1000000], "batch": 16})")
+                .find("request.gpus: 1000000 is not a whole number from 1 to 4096"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"machine": "dgx1-v100", "colour": "red", )" + rest + "}")
+                .find("request.colour: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"machine": "dgx1-v100", )").find("request: not JSON"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"machine": "dgx1-v100", "gpus": [1], "batch": 16})")
+                .find("request.comm: missing"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(limits.max_request_bytes + 1, ' ')).find("more than the"),
+            std::string::npos);
+  for (const std::string& message :
+       {error_of(R"({"machine": "dgx1-v100", "comm": "p2p", "gpus": [1], "batch": -1})"),
+        negative}) {
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(ServeApi, ARunPastItsTimeIsEndedAndReported) {
+  Limits limits;
+  limits.max_run_seconds = 0.2;
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW(run(R"({"machine": "dgx1-v100", "workload": "resnet-50", "comm": "p2p",
+                       "gpus": [1, 2, 4, 8], "batch": 16})",
+                   limits),
+               RunTooLong);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace gpuscale::serve

@@ -1,0 +1,142 @@
+#include "tools/serve/http_server.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "tools/serve/api_process.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/shipped_files.hpp"
+
+namespace gpuscale::serve {
+namespace {
+
+struct WebFile {
+  std::string content_type;
+  std::string text;
+};
+
+// The page's files, read once: the only files the server ever reads besides the shipped YAML.
+std::map<std::string, WebFile> web_files() {
+  const std::string folder = data_root() + "/tools/serve/web/";
+  const std::map<std::string, std::string> types = {
+      {"index.html", "text/html; charset=utf-8"},
+      {"app.js", "text/javascript; charset=utf-8"},
+      {"style.css", "text/css; charset=utf-8"}};
+  std::map<std::string, WebFile> files;
+  for (const auto& [name, type] : types) {
+    std::ifstream in(folder + name);
+    if (!in) {
+      throw ConfigError(Origin{folder + name, 0},
+                        "the page's file is missing: reinstall gpuscale or set GPUSCALE_DATA_DIR "
+                        "to its source tree");
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    files["/" + name] = {type, text.str()};
+  }
+  files["/"] = files.at("/index.html");
+  return files;
+}
+
+// The docs the page's numbers link to (docs/*.md), read once, served as text.
+std::map<std::string, std::string> docs() {
+  std::map<std::string, std::string> pages;
+  const std::filesystem::path folder = std::filesystem::path(data_root()) / "docs";
+  if (!std::filesystem::is_directory(folder)) return pages;  // an install without the docs
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() != ".md") continue;
+    std::ifstream in(entry.path());
+    std::ostringstream text;
+    text << in.rdbuf();
+    pages[entry.path().filename().string()] = text.str();
+  }
+  return pages;
+}
+
+void answer_json(httplib::Response& res, int status, const nlohmann::ordered_json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void answer_error(httplib::Response& res, int status, const std::string& message) {
+  answer_json(res, status, {{"error", message}});
+}
+
+void relay(httplib::Response& res, const ApiAnswer& answer) {
+  res.status = answer.status;
+  res.set_content(answer.json, "application/json");
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  explicit Impl(const Limits& limits) : api(limits) {}
+  ApiProcess api;  // forked first, while this process has one thread
+  httplib::Server server;
+  std::map<std::string, WebFile> files;
+  std::map<std::string, std::string> docs;
+  nlohmann::ordered_json catalog;
+};
+
+HttpServer::HttpServer(const Limits& limits) : impl_(std::make_unique<Impl>(limits)) {
+  Impl& s = *impl_;
+  s.files = web_files();
+  s.docs = docs();
+  s.catalog = catalog(limits);
+  s.server.set_payload_max_length(limits.max_request_bytes);
+  s.server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 413) {
+      answer_error(res, 413, "the request is larger than a request may be");
+    } else if (res.status == 404) {
+      answer_error(res, 404, fmt::format("no page or API at {}", req.path));
+    }
+  });
+  for (const auto& [path, file] : s.files) {
+    s.server.Get(path, [&file = file](const httplib::Request&, httplib::Response& res) {
+      res.set_content(file.text, file.content_type);
+    });
+  }
+  s.server.Get(R"(/docs/([a-z0-9-]+\.md))", [&s](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    const auto page = s.docs.find(req.matches[1].str());
+    if (page == s.docs.end()) {
+      answer_error(res, 404, fmt::format("no docs page {}", req.matches[1].str()));
+      return;
+    }
+    res.set_content(page->second, "text/plain; charset=utf-8");
+  });
+  s.server.Get("/api/catalog", [&s](const httplib::Request&, httplib::Response& res) {
+    answer_json(res, 200, s.catalog);
+  });
+  s.server.Get("/api/machine", [&s](const httplib::Request& req, httplib::Response& res) {
+    relay(res, s.api.machine(req.get_param_value("name")));
+  });
+  s.server.Post("/api/run", [&s](const httplib::Request& req, httplib::Response& res) {
+    relay(res, s.api.run(req.body));
+  });
+}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind(const std::string& host, int port) {
+  const int bound = port == 0 ? impl_->server.bind_to_any_port(host)
+                              : (impl_->server.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) {
+    throw ConfigError(Origin{"--port", 0},
+                      fmt::format("cannot listen on {}:{} (in use, or not an address of this "
+                                  "machine): choose another --port or --bind",
+                                  host, port));
+  }
+  return bound;
+}
+
+void HttpServer::serve() { impl_->server.listen_after_bind(); }
+
+void HttpServer::stop() { impl_->server.stop(); }
+
+}  // namespace gpuscale::serve

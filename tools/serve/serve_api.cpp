@@ -1,0 +1,288 @@
+#include "tools/serve/serve_api.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <vector>
+
+#include "sim/collectives/registry.hpp"
+#include "sim/engine/isolated.hpp"
+#include "sim/experiment/experiment.hpp"
+#include "sim/experiment/experiment_file.hpp"
+#include "sim/experiment/machine_setup.hpp"
+#include "sim/experiment/result_writer.hpp"
+#include "topologies/core/error.hpp"
+#include "topologies/core/shipped_files.hpp"
+#include "topologies/src/topology.hpp"
+#include "topologies/src/topology_document.hpp"
+#include "topologies/src/topology_loader.hpp"
+#include "validation/report/timeline_svg.hpp"
+#include "validation/report/topology_svg.hpp"
+#include "workloads/src/framework.hpp"
+#include "workloads/src/precision_recipe.hpp"
+#include "workloads/src/workload_document.hpp"
+
+namespace gpuscale::serve {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+// The page opens with the default study's ResNet-50 (README, "Quick start").
+constexpr const char* kDefaultStudy = "tools/experiments/dgx1-study.yaml";
+constexpr const char* kDefaultWorkload = "resnet-50";
+
+// A request's key, as its errors name it.
+Origin at(const std::string& key) { return Origin{"request." + key, 0}; }
+
+// One configuration over a few GPU counts, as a run request names it.
+struct RunRequest {
+  std::string machine;
+  std::vector<std::string> set;
+  std::string workload = kDefaultWorkload;
+  std::string framework;
+  std::string comm;
+  std::string precision;
+  std::vector<int> gpus;
+  int batch = 0;
+  long images = 0;
+};
+
+const std::vector<std::string>& run_request_keys() {
+  static const std::vector<std::string> keys = {"machine", "set", "workload", "framework", "comm",
+                                                "precision", "gpus", "batch", "images"};
+  return keys;
+}
+
+std::string string_at(const Json& request, const std::string& key) {
+  const Json& value = request.at(key);
+  if (!value.is_string()) throw ConfigError(at(key), "must be a string");
+  return value.get<std::string>();
+}
+
+long integer_at(const Json& value, const std::string& key, long low, long high) {
+  if (!value.is_number_integer() || value.get<long>() < low || value.get<long>() > high) {
+    throw ConfigError(at(key), fmt::format("{} is not a whole number from {} to {}", value.dump(),
+                                           low, high));
+  }
+  return value.get<long>();
+}
+
+// A shipped name, never a path: the server reads no file outside its data tree.
+std::string shipped_name(const Json& request, const std::string& key, const ShippedFolder& folder) {
+  const std::string name = string_at(request, key);
+  const std::vector<std::string> names = folder.names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw ConfigError(at(key), fmt::format("'{}' is no shipped {} (shipped: {})", name,
+                                           folder.what(), fmt::join(names, ", ")));
+  }
+  return name;
+}
+
+Json parse_object(const std::string& body, const Limits& limits) {
+  if (body.size() > limits.max_request_bytes) {
+    throw ConfigError(Origin{"request", 0},
+                      fmt::format("{} bytes, more than the {} a request may hold", body.size(),
+                                  limits.max_request_bytes));
+  }
+  Json request;
+  try {
+    request = Json::parse(body);
+  } catch (const Json::parse_error& e) {
+    throw ConfigError(Origin{"request", 0}, fmt::format("not JSON ({})", e.what()));
+  }
+  if (!request.is_object()) throw ConfigError(Origin{"request", 0}, "must be a JSON object");
+  return request;
+}
+
+RunRequest parse_run_request(const std::string& body, const Limits& limits) {
+  const Json request = parse_object(body, limits);
+  for (const auto& [key, value] : request.items()) {
+    const auto& keys = run_request_keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      throw ConfigError(at(key), fmt::format("unknown key (known: {})", fmt::join(keys, ", ")));
+    }
+  }
+  for (const char* key : {"machine", "comm", "gpus", "batch"}) {
+    if (!request.contains(key)) throw ConfigError(at(key), "missing: every run names it");
+  }
+  RunRequest r;
+  r.machine = shipped_name(request, "machine", topo::shipped_topologies());
+  if (request.contains("set")) {
+    if (!request["set"].is_array()) throw ConfigError(at("set"), "must be a list of strings");
+    for (const Json& assignment : request["set"]) {
+      if (!assignment.is_string()) throw ConfigError(at("set"), "must be a list of strings");
+      r.set.push_back(assignment.get<std::string>());
+    }
+  }
+  if (request.contains("workload"))
+    r.workload = shipped_name(request, "workload", wl::shipped_workloads());
+  if (request.contains("framework") && !string_at(request, "framework").empty())
+    r.framework = shipped_name(request, "framework", wl::shipped_frameworks());
+  r.comm = string_at(request, "comm");
+  if (request.contains("precision")) r.precision = string_at(request, "precision");
+  const Json& gpus = request["gpus"];
+  if (!gpus.is_array() || gpus.empty() ||
+      gpus.size() > static_cast<std::size_t>(limits.max_gpu_counts)) {
+    throw ConfigError(at("gpus"), fmt::format("must be a list of 1 to {} GPU counts",
+                                              limits.max_gpu_counts));
+  }
+  for (const Json& count : gpus)
+    r.gpus.push_back(static_cast<int>(integer_at(count, "gpus", 1, limits.max_gpus)));
+  r.batch = static_cast<int>(integer_at(request["batch"], "batch", 1, 1 << 20));
+  if (request.contains("images"))
+    r.images = integer_at(request["images"], "images", 0, 1L << 40);
+  return r;
+}
+
+sim::Experiment experiment_of(const RunRequest& r) {
+  sim::Experiment e;
+  e.topology = r.machine;
+  for (const std::string& assignment : r.set) sim::add_override(e, assignment, at("set"));
+  e.workloads = {r.workload};
+  e.framework = r.framework;
+  e.comms = {r.comm};
+  e.comms_written_at = {at("comm")};
+  e.precision = r.precision;
+  if (!r.precision.empty()) e.precision_written_at = at("precision");
+  e.gpus = r.gpus;
+  e.gpus_written_at.assign(r.gpus.size(), at("gpus"));
+  e.batches = {r.batch};
+  e.images = r.images;
+  e.record_timeline = true;
+  return e;
+}
+
+// The run itself, in the child: the rows as `gpuscale run --format json` prints them, and the
+// pictures of the configuration with the most GPUs.
+OrderedJson simulate(const RunRequest& r) {
+  const sim::Experiment e = experiment_of(r);
+  const std::vector<sim::ResultRow> rows = sim::run_experiment(e);
+  OrderedJson out = sim::results_json(sim::output_rows(rows, e), e);
+  const auto most = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.gpus < b.gpus;
+  });
+  if (most != rows.end()) {
+    sim::Timeline timeline = most->timeline;
+    timeline.title = fmt::format("{} {} {} GPUs batch {}", most->workload, most->comm,
+                                 most->gpus, most->batch);
+    out["timeline_svg"] = report::timeline_svg({timeline}, report::TimeWindow{});
+    const topo::Topology machine = sim::machine_for(e.topology, e.topology_overrides, most->gpus);
+    out["machine_svg"] = report::render_topology_svg(
+        machine, most->link_uses,
+        fmt::format("{}: link utilisation, {} with {} on {} GPUs, batch {}", machine.name(),
+                    most->workload, most->comm, most->gpus, most->batch));
+  }
+  return out;
+}
+
+// `work` in a child process (sim::start_isolated), ended with its own children past `limit_s`.
+std::string run_with_limit(const std::function<std::string()>& work, double limit_s) {
+  const sim::IsolatedChild child = sim::start_isolated([&work] {
+    ::setpgid(0, 0);  // its configurations' processes too, for the kill below
+    return work();
+  });
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  std::string written;
+  char buffer[65536];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(-child.pid, SIGKILL);
+      ::kill(child.pid, SIGKILL);
+      ::close(child.fd);
+      ::waitpid(child.pid, nullptr, 0);
+      throw RunTooLong(fmt::format("the run took more than {:g} s, the limit a request has: "
+                                   "ask for fewer or smaller configurations",
+                                   limit_s));
+    }
+    pollfd ready{child.fd, POLLIN, 0};
+    const int polled = ::poll(&ready, 1, static_cast<int>(left.count()));
+    if (polled < 0 && errno != EINTR) break;
+    if (polled <= 0) continue;
+    const ssize_t n = ::read(child.fd, buffer, sizeof buffer);
+    if (n > 0) {
+      written.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  return sim::finish_isolated(child, written);
+}
+
+std::vector<std::string> comm_names() {
+  std::vector<std::string> names = {"p2p", "nccl", "nccl_reduce_bcast"};
+  for (const std::string& name : coll::algorithm_names()) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+OrderedJson catalog(const Limits& limits) {
+  const sim::Experiment study = sim::load_experiment_file(data_root() + "/" + kDefaultStudy);
+  OrderedJson machines = OrderedJson::array();
+  for (const std::string& name : topo::shipped_topologies().names()) {
+    machines.push_back({{"name", name},
+                        {"description", topo::load_topology_config(name).description}});
+  }
+  OrderedJson out;
+  out["machines"] = machines;
+  out["workloads"] = wl::shipped_workloads().names();
+  out["frameworks"] = wl::shipped_frameworks().names();
+  out["comms"] = comm_names();
+  out["precisions"] = wl::precision_recipe_names();
+  out["defaults"] = {{"machine", study.topology},
+                     {"workload", kDefaultWorkload},
+                     {"framework", study.framework},
+                     {"comm", study.comms.front()},
+                     {"precision", ""},
+                     {"gpus", study.gpus},
+                     {"batch", study.batches.front()},
+                     {"images", study.images}};
+  out["limits"] = {{"max_gpus", limits.max_gpus},
+                   {"max_gpu_counts", limits.max_gpu_counts},
+                   {"max_request_bytes", limits.max_request_bytes},
+                   {"max_run_seconds", limits.max_run_seconds}};
+  return out;
+}
+
+OrderedJson machine(const std::string& name) {
+  const std::vector<std::string> names = topo::shipped_topologies().names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw ConfigError(at("name"), fmt::format("'{}' is no shipped machine (shipped: {})", name,
+                                              fmt::join(names, ", ")));
+  }
+  const topo::TopologyConfig config = topo::load_topology_config(name);
+  const topo::Topology built = topo::Topology::build(config);
+  OrderedJson kinds = OrderedJson::object();
+  for (const auto& [kind, k] : config.link_kinds) {
+    kinds[topo::to_string(kind)] = {{"lane_bandwidth_GBps", k.lane_bandwidth.value / 1e9},
+                                    {"latency_us", k.latency.value * 1e6},
+                                    {"efficiency", k.efficiency}};
+  }
+  return {{"name", name},
+          {"description", config.description},
+          {"gpus", built.gpus().size()},
+          {"link_kinds", kinds},
+          {"svg", report::render_topology_svg(built, {}, name + ": " + config.description)}};
+}
+
+OrderedJson run(const std::string& body, const Limits& limits) {
+  const RunRequest request = parse_run_request(body, limits);
+  return OrderedJson::parse(
+      run_with_limit([&request] { return simulate(request).dump(); }, limits.max_run_seconds));
+}
+
+}  // namespace gpuscale::serve

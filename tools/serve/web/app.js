@@ -1,0 +1,335 @@
+// gpuscale serve's page: fills the form from /api/catalog, runs a configuration through
+// /api/run and shows what `gpuscale run --format json` would print, with its timeline, the
+// machine's busy links and the speedup over the GPU counts. A query string can preset the form
+// and run it (?machine=dgx1-v100&workload=lenet&set=link_kinds.nvlink.lane_bandwidth=50 GB/s).
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+// The result columns the table shows: the key of `gpuscale run --format json`, its heading, how
+// a value reads, and the docs section that explains it.
+const COLUMNS = [
+  { key: "gpus", head: "GPUs", show: (v) => String(v), doc: "experiments.md#keys" },
+  { key: "iteration_s", head: "iteration ms", show: ms, doc: "experiments.md#outputs" },
+  { key: "fpbp_s", head: "FP+BP ms", show: ms, doc: "replay.md#one-iteration" },
+  { key: "wu_s", head: "WU ms", show: ms, doc: "replay.md#gradient-exchange" },
+  { key: "input_wait_s", head: "input ms", show: ms, doc: "replay.md#one-iteration" },
+  { key: "rest_s", head: "rest ms", show: ms, doc: "experiments.md#outputs" },
+  { key: "exposed_comm_s", head: "exposed exchange ms", show: ms, doc: "exchange.md" },
+  { key: "speedup", head: "speedup", show: (v) => v.toFixed(2), doc: "experiments.md#outputs" },
+  { key: "efficiency", head: "efficiency", show: pct, doc: "experiments.md#outputs" },
+  { key: "throughput", head: "samples/s", show: (v) => v.toFixed(1), doc: "experiments.md#outputs" },
+  { key: "epoch_s", head: "epoch s", show: (v) => v.toFixed(1), doc: "replay.md#from-iterations-to-an-epoch" },
+  { key: "memory_gpu0_gb", head: "memory GB", show: (v) => v.toFixed(2), doc: "memory-model.md" },
+  { key: "max_link_utilisation", head: "busiest link", show: pct, doc: "topology-schema.md" },
+];
+
+function ms(seconds) { return (seconds * 1e3).toFixed(2); }
+function pct(fraction) { return (fraction * 100).toFixed(1) + "%"; }
+
+// The tutorial's lessons as steps: what each sets, and what to look for.
+const LESSONS = [
+  { title: "Read a machine: the DGX-1", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "mxnet", comm: "p2p", gpus: "1,2,4,8", batch: 16 },
+    text: "Eight V100s joined by NVLink in a hybrid cube-mesh; some pairs share no NVLink and copy through the host. The picture below shows which links the exchange kept busy." },
+  { title: "Two ways to exchange: P2P", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "1,2,4,8", batch: 16 },
+    text: "LeNet is small: its iteration is mostly the exchange. MXNet's P2P sums each tensor on one GPU with direct copies. Keep this result for side by side, then take the next step." },
+  { title: "…and NCCL's rings", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16 },
+    text: "NCCL cuts each tensor into chunks that flow around rings of NVLinks, all rings at once. Compare the WU column and the speedup with P2P's." },
+  { title: "What if NVLink were twice as fast?", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "8", batch: 16, set: ["link_kinds.nvlink.lane_bandwidth=50 GB/s"] },
+    text: "Twice the NVLink bandwidth barely moves LeNet with P2P: its copies wait for the pairs that go through the host. Try PCIe at twice its bandwidth instead (1.97 GB/s a lane)." },
+  { title: "A big model hides the exchange", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16 },
+    text: "ResNet-50 computes far longer per byte of gradient than LeNet, so its exchange hides behind backward and it scales nearly linearly." },
+];
+
+let catalog = null;
+let shipped = null;   // the chosen machine as shipped: {name, link_kinds}
+let current = null;   // the last run: {label, results}
+let pinned = null;    // the run kept for side by side
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function fillSelect(select, names, keepFirst) {
+  if (!keepFirst) select.replaceChildren();
+  for (const name of names) select.add(new Option(name, name));
+}
+
+function showError(message) {
+  $("error").textContent = message;
+  $("error").hidden = !message;
+}
+
+async function loadMachine(name) {
+  shipped = await api(`/api/machine?name=${encodeURIComponent(name)}`);
+  const table = $("link-kinds");
+  table.replaceChildren();
+  const head = table.insertRow();
+  for (const text of ["kind", "GB/s per lane", "latency µs", "efficiency"]) {
+    const th = document.createElement("th");
+    th.textContent = text;
+    head.appendChild(th);
+  }
+  for (const [kind, k] of Object.entries(shipped.link_kinds)) {
+    const row = table.insertRow();
+    row.insertCell().textContent = kind;
+    for (const [field, value] of [["lane_bandwidth_GBps", k.lane_bandwidth_GBps],
+                                  ["latency_us", k.latency_us], ["efficiency", k.efficiency]]) {
+      const input = document.createElement("input");
+      input.type = "number";
+      input.step = "any";
+      input.value = String(+value.toPrecision(6));
+      input.dataset.kind = kind;
+      input.dataset.field = field;
+      input.dataset.shipped = input.value;
+      row.insertCell().appendChild(input);
+    }
+  }
+}
+
+// The link changes as `--set` assignments, one per value that differs from the shipped one.
+function linkChanges() {
+  const units = { lane_bandwidth_GBps: ["lane_bandwidth", " GB/s"], latency_us: ["latency", " us"], efficiency: ["efficiency", ""] };
+  const changes = [];
+  for (const input of $("link-kinds").querySelectorAll("input")) {
+    if (input.value === input.dataset.shipped) continue;
+    const [key, unit] = units[input.dataset.field];
+    changes.push(`link_kinds.${input.dataset.kind}.${key}=${input.value}${unit}`);
+  }
+  return changes;
+}
+
+function applyChanges(assignments) {
+  for (const assignment of assignments || []) {
+    const match = /^link_kinds\.([a-z_]+)\.(lane_bandwidth|latency|efficiency)=\s*([-0-9.e+]+)/.exec(assignment);
+    if (!match) continue;
+    const field = { lane_bandwidth: "lane_bandwidth_GBps", latency: "latency_us", efficiency: "efficiency" }[match[2]];
+    const input = $("link-kinds").querySelector(`input[data-kind="${match[1]}"][data-field="${field}"]`);
+    if (input) input.value = match[3];
+  }
+}
+
+function request() {
+  return {
+    machine: $("machine").value,
+    set: linkChanges(),
+    workload: $("workload").value,
+    framework: $("framework").value,
+    comm: $("comm").value,
+    precision: $("precision").value,
+    gpus: $("gpus").value.split(",").map((s) => Number(s.trim())).filter((n) => n > 0),
+    batch: Number($("batch").value),
+    images: catalog.defaults.images,
+  };
+}
+
+function label(r) {
+  const what = r.set.length ? `, ${r.set.join(", ")}` : "";
+  return `${r.workload} on ${r.machine}${what}, ${r.comm}, batch ${r.batch}`;
+}
+
+function docLink(doc, text) {
+  const a = document.createElement("a");
+  a.href = `/docs/${doc}`;
+  a.textContent = text;
+  return a;
+}
+
+function showRows(results) {
+  const table = $("rows");
+  table.replaceChildren();
+  const head = table.insertRow();
+  for (const c of COLUMNS) {
+    const th = document.createElement("th");
+    th.appendChild(docLink(c.doc, c.head));
+    head.appendChild(th);
+  }
+  for (const r of results) {
+    const row = table.insertRow();
+    row.dataset.gpus = r.gpus;
+    for (const c of COLUMNS) {
+      const cell = row.insertCell();
+      cell.dataset.key = c.key;
+      cell.dataset.value = JSON.stringify(r[c.key]);
+      cell.appendChild(docLink(c.doc, c.show(r[c.key])));
+      if (c.key === "memory_gpu0_gb" && !r.fits_memory) cell.classList.add("too-big");
+    }
+  }
+}
+
+// Speedup against the GPU count, a line per run (this one, and the one kept), and ideal scaling.
+function speedupChart(series) {
+  const width = 520, height = 300, left = 48, bottom = 36, top = 16, right = 16;
+  const gpus = series.flatMap((s) => s.results.map((r) => r.gpus));
+  const most = Math.max(2, ...gpus);
+  const highest = Math.max(most, ...series.flatMap((s) => s.results.map((r) => r.speedup)));
+  const x = (g) => left + (Math.log2(g) / Math.log2(most)) * (width - left - right);
+  const y = (s) => height - bottom - (s / highest) * (height - top - bottom);
+  const colours = ["#1f77b4", "#d62728"];
+  let svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" role="img" aria-label="speedup against GPUs">`;
+  svg += `<line x1="${x(1)}" y1="${y(1)}" x2="${x(most)}" y2="${y(most)}" stroke="#999" stroke-dasharray="4 3"/>`;
+  svg += `<text x="${x(most) - 4}" y="${y(most) + 14}" text-anchor="end" font-size="11" fill="#666">ideal</text>`;
+  for (let g = 1; g <= most; g *= 2) {
+    svg += `<text x="${x(g)}" y="${height - bottom + 16}" text-anchor="middle" font-size="11">${g}</text>`;
+  }
+  svg += `<text x="${(left + width) / 2}" y="${height - 4}" text-anchor="middle" font-size="12">GPUs</text>`;
+  svg += `<text x="12" y="${top + 8}" font-size="12">speedup</text>`;
+  svg += `<line x1="${left}" y1="${height - bottom}" x2="${width - right}" y2="${height - bottom}" stroke="#333"/>`;
+  series.forEach((s, i) => {
+    const points = s.results.map((r) => `${x(r.gpus)},${y(r.speedup)}`).join(" ");
+    svg += `<polyline points="${points}" fill="none" stroke="${colours[i]}" stroke-width="2"/>`;
+    for (const r of s.results) svg += `<circle cx="${x(r.gpus)}" cy="${y(r.speedup)}" r="3" fill="${colours[i]}"/>`;
+    svg += `<text x="${left + 8}" y="${top + 14 + 14 * i}" font-size="11" fill="${colours[i]}">${escapeText(s.label)}</text>`;
+  });
+  return svg + "</svg>";
+}
+
+function escapeText(text) {
+  return text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+}
+
+function showComparison() {
+  $("comparison").hidden = !pinned || !current;
+  if (!pinned || !current) return;
+  $("comparison-caption").textContent = `kept: ${pinned.label} | now: ${current.label}`;
+  const table = $("comparison-rows");
+  table.replaceChildren();
+  const head = table.insertRow();
+  for (const text of ["GPUs", "iteration ms, kept", "iteration ms, now", "change", "speedup, kept", "speedup, now"]) {
+    const th = document.createElement("th");
+    th.textContent = text;
+    head.appendChild(th);
+  }
+  for (const now of current.results) {
+    const kept = pinned.results.find((r) => r.gpus === now.gpus);
+    if (!kept) continue;
+    const row = table.insertRow();
+    const change = (now.iteration_s / kept.iteration_s - 1) * 100;
+    for (const text of [String(now.gpus), ms(kept.iteration_s), ms(now.iteration_s),
+                        `${change >= 0 ? "+" : ""}${change.toFixed(1)}%`,
+                        kept.speedup.toFixed(2), now.speedup.toFixed(2)]) {
+      row.insertCell().textContent = text;
+    }
+  }
+}
+
+async function run() {
+  const r = request();
+  showError("");
+  $("status").textContent = "running…";
+  $("run").disabled = true;
+  const started = performance.now();
+  try {
+    const answer = await api("/api/run", { method: "POST", body: JSON.stringify(r) });
+    current = { label: label(r), results: answer.results };
+    $("caption").textContent = label(r);
+    showRows(answer.results);
+    $("speedup").innerHTML = speedupChart(pinned ? [current, pinned] : [current]);
+    $("timeline").innerHTML = answer.timeline_svg || "";
+    $("machine-picture").innerHTML = answer.machine_svg || "";
+    $("pin").disabled = false;
+    showComparison();
+    $("status").textContent = `done in ${((performance.now() - started) / 1000).toFixed(1)} s`;
+    document.body.dataset.state = "done";
+  } catch (e) {
+    showError(e.message);
+    $("status").textContent = "";
+    document.body.dataset.state = "error";
+  } finally {
+    $("run").disabled = false;
+  }
+}
+
+async function setConfig(config) {
+  if (config.machine && config.machine !== $("machine").value) {
+    $("machine").value = config.machine;
+    await loadMachine(config.machine);
+  }
+  for (const key of ["workload", "framework", "comm", "precision", "gpus", "batch"]) {
+    if (config[key] !== undefined) $(key).value = String(config[key]);
+  }
+  applyChanges(config.set);
+}
+
+function downloadMachine() {
+  const kinds = {};
+  const units = { lane_bandwidth_GBps: ["lane_bandwidth", " GB/s"], latency_us: ["latency", " us"], efficiency: ["efficiency", ""] };
+  for (const input of $("link-kinds").querySelectorAll("input")) {
+    if (input.value === input.dataset.shipped) continue;
+    const [key, unit] = units[input.dataset.field];
+    (kinds[input.dataset.kind] ||= []).push(`${key}: ${input.value}${unit}`);
+  }
+  let yaml = `# A what-if machine made on gpuscale serve's page: run it with\n` +
+             `#   gpuscale run --topology ${shipped.name}-what-if.yaml\n` +
+             `base: ${shipped.name}\nname: ${shipped.name}-what-if\n` +
+             `description: ${shipped.name} with changed link kinds\n`;
+  if (Object.keys(kinds).length) {
+    yaml += "link_kinds:\n";
+    for (const [kind, fields] of Object.entries(kinds)) yaml += `  ${kind}: {${fields.join(", ")}}\n`;
+  }
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([yaml], { type: "text/yaml" }));
+  a.download = `${shipped.name}-what-if.yaml`;
+  a.click();
+}
+
+function showLessons() {
+  LESSONS.forEach((lesson, i) => {
+    const item = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = lesson.title;
+    button.addEventListener("click", async () => {
+      $("lesson-text").textContent = `${i + 1}. ${lesson.text}`;
+      await setConfig(lesson.config);
+      if (!lesson.config.set) {
+        for (const input of $("link-kinds").querySelectorAll("input")) input.value = input.dataset.shipped;
+      }
+      await run();
+    });
+    item.appendChild(button);
+    $("lesson-list").appendChild(item);
+  });
+}
+
+// The form's first configuration: the default study's case, then what the query string says.
+function queryConfig(defaults) {
+  const query = new URLSearchParams(location.search);
+  const config = { ...defaults, gpus: defaults.gpus.join(","), set: query.getAll("set") };
+  for (const key of ["machine", "workload", "framework", "comm", "precision", "gpus", "batch"]) {
+    if (query.has(key)) config[key] = query.get(key);
+  }
+  return config;
+}
+
+async function start() {
+  try {
+    catalog = await api("/api/catalog");
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  fillSelect($("machine"), catalog.machines.map((m) => m.name));
+  fillSelect($("workload"), catalog.workloads);
+  fillSelect($("framework"), catalog.frameworks, true);
+  fillSelect($("comm"), catalog.comms);
+  fillSelect($("precision"), catalog.precisions, true);
+  const config = queryConfig(catalog.defaults);
+  $("machine").value = config.machine;
+  await loadMachine(config.machine);
+  await setConfig(config);
+  $("machine").addEventListener("change", () => loadMachine($("machine").value));
+  $("form").addEventListener("submit", (event) => { event.preventDefault(); run(); });
+  $("pin").addEventListener("click", () => { pinned = current; showComparison(); });
+  $("download").addEventListener("click", downloadMachine);
+  $("reset-links").addEventListener("click", () => {
+    for (const input of $("link-kinds").querySelectorAll("input")) input.value = input.dataset.shipped;
+  });
+  showLessons();
+  await run();
+}
+
+start();
