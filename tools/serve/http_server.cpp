@@ -127,10 +127,9 @@ int HttpServer::bind(const std::string& host, int port) {
   const int bound = port == 0 ? impl_->server.bind_to_any_port(host)
                               : (impl_->server.bind_to_port(host, port) ? port : -1);
   if (bound < 0) {
-    throw ConfigError(Origin{"--port", 0},
-                      fmt::format("cannot listen on {}:{} (in use, or not an address of this "
-                                  "machine): choose another --port or --bind",
-                                  host, port));
+    throw ConfigError(Origin{fmt::format("--bind {} --port {}", host, port), 0},
+                      "cannot listen there (the port in use, or the address not this "
+                      "machine's): choose another --port or --bind");
   }
   return bound;
 }

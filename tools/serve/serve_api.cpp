@@ -19,6 +19,7 @@
 #include "sim/experiment/experiment_file.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "sim/experiment/result_writer.hpp"
+#include "sim/replay/replay.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/core/shipped_files.hpp"
 #include "topologies/src/topology.hpp"
@@ -51,14 +52,16 @@ struct RunRequest {
   std::string framework;
   std::string comm;
   std::string precision;
+  std::vector<std::string> without;  // mechanisms left out (sim::mechanism_names)
   std::vector<int> gpus;
   int batch = 0;
   long images = 0;
 };
 
 const std::vector<std::string>& run_request_keys() {
-  static const std::vector<std::string> keys = {"machine", "set", "workload", "framework", "comm",
-                                                "precision", "gpus", "batch", "images"};
+  static const std::vector<std::string> keys = {
+      "machine", "set", "workload", "framework", "comm", "precision", "without", "gpus", "batch",
+      "images"};
   return keys;
 }
 
@@ -74,6 +77,18 @@ long integer_at(const Json& value, const std::string& key, long low, long high) 
                                            low, high));
   }
   return value.get<long>();
+}
+
+// A list of strings.
+std::vector<std::string> strings_at(const Json& request, const std::string& key) {
+  const Json& value = request.at(key);
+  std::vector<std::string> out;
+  if (!value.is_array()) throw ConfigError(at(key), "must be a list of strings");
+  for (const Json& item : value) {
+    if (!item.is_string()) throw ConfigError(at(key), "must be a list of strings");
+    out.push_back(item.get<std::string>());
+  }
+  return out;
 }
 
 // A shipped name, never a path: the server reads no file outside its data tree.
@@ -116,11 +131,15 @@ RunRequest parse_run_request(const std::string& body, const Limits& limits) {
   }
   RunRequest r;
   r.machine = shipped_name(request, "machine", topo::shipped_topologies());
-  if (request.contains("set")) {
-    if (!request["set"].is_array()) throw ConfigError(at("set"), "must be a list of strings");
-    for (const Json& assignment : request["set"]) {
-      if (!assignment.is_string()) throw ConfigError(at("set"), "must be a list of strings");
-      r.set.push_back(assignment.get<std::string>());
+  if (request.contains("set")) r.set = strings_at(request, "set");
+  if (request.contains("without")) {
+    r.without = strings_at(request, "without");
+    const auto& known = sim::mechanism_names();
+    for (const std::string& name : r.without) {
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        throw ConfigError(at("without"), fmt::format("'{}' is no mechanism (known: {})", name,
+                                                     fmt::join(known, ", ")));
+      }
     }
   }
   if (request.contains("workload"))
@@ -153,6 +172,7 @@ sim::Experiment experiment_of(const RunRequest& r) {
   e.comms_written_at = {at("comm")};
   e.precision = r.precision;
   if (!r.precision.empty()) e.precision_written_at = at("precision");
+  e.without = r.without;
   e.gpus = r.gpus;
   e.gpus_written_at.assign(r.gpus.size(), at("gpus"));
   e.batches = {r.batch};
@@ -243,11 +263,13 @@ OrderedJson catalog(const Limits& limits) {
   out["frameworks"] = wl::shipped_frameworks().names();
   out["comms"] = comm_names();
   out["precisions"] = wl::precision_recipe_names();
+  out["mechanisms"] = sim::mechanism_names();
   out["defaults"] = {{"machine", study.topology},
                      {"workload", kDefaultWorkload},
                      {"framework", study.framework},
                      {"comm", study.comms.front()},
                      {"precision", ""},
+                     {"without", nlohmann::json::array()},
                      {"gpus", study.gpus},
                      {"batch", study.batches.front()},
                      {"images", study.images}};

@@ -41,6 +41,7 @@ nlohmann::ordered_json machine(const std::string& name);
 //   set       what-if changes to it, as `gpuscale run --set` takes them
 //             ("link_kinds.nvlink.lane_bandwidth=50 GB/s")
 //   workload, framework (""; the workload's own), comm, precision (""; the workload's own)
+//   without   mechanisms left out, as `gpuscale run --without` takes them (["input"])
 //   gpus      GPU counts, e.g. [1, 2, 4, 8]
 //   batch     samples per GPU
 // The answer: `results`, the rows `gpuscale run --format json` prints for the same

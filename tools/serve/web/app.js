@@ -31,13 +31,13 @@ function pct(fraction) { return (fraction * 100).toFixed(1) + "%"; }
 const LESSONS = [
   { title: "Read a machine: the DGX-1", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "mxnet", comm: "p2p", gpus: "1,2,4,8", batch: 16 },
     text: "Eight V100s joined by NVLink in a hybrid cube-mesh; some pairs share no NVLink and copy through the host. The picture below shows which links the exchange kept busy." },
-  { title: "Two ways to exchange: P2P", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "1,2,4,8", batch: 16 },
-    text: "LeNet is small: its iteration is mostly the exchange. MXNet's P2P sums each tensor on one GPU with direct copies. Keep this result for side by side, then take the next step." },
-  { title: "…and NCCL's rings", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16 },
+  { title: "Two ways to exchange: P2P", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "1,2,4,8", batch: 16, without: ["input"] },
+    text: "LeNet is small: its iteration is mostly the exchange (the input pipeline is left out, as in the tutorial, so that the GPUs and the links are all there is). MXNet's P2P sums each tensor on one GPU with direct copies. Keep this result for side by side, then take the next step." },
+  { title: "…and NCCL's rings", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16, without: ["input"] },
     text: "NCCL cuts each tensor into chunks that flow around rings of NVLinks, all rings at once. Compare the WU column and the speedup with P2P's." },
-  { title: "What if NVLink were twice as fast?", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "8", batch: 16, set: ["link_kinds.nvlink.lane_bandwidth=50 GB/s"] },
+  { title: "What if NVLink were twice as fast?", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "8", batch: 16, without: ["input"], set: ["link_kinds.nvlink.lane_bandwidth=50 GB/s"] },
     text: "Twice the NVLink bandwidth barely moves LeNet with P2P: its copies wait for the pairs that go through the host. Try PCIe at twice its bandwidth instead (1.97 GB/s a lane)." },
-  { title: "A big model hides the exchange", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16 },
+  { title: "A big model hides the exchange", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16, without: ["input"] },
     text: "ResNet-50 computes far longer per byte of gradient than LeNet, so its exchange hides behind backward and it scales nearly linearly." },
 ];
 
@@ -120,6 +120,7 @@ function request() {
     framework: $("framework").value,
     comm: $("comm").value,
     precision: $("precision").value,
+    without: [...$("without").querySelectorAll("input:checked")].map((box) => box.value),
     gpus: $("gpus").value.split(",").map((s) => Number(s.trim())).filter((n) => n > 0),
     batch: Number($("batch").value),
     images: catalog.defaults.images,
@@ -128,7 +129,8 @@ function request() {
 
 function label(r) {
   const what = r.set.length ? `, ${r.set.join(", ")}` : "";
-  return `${r.workload} on ${r.machine}${what}, ${r.comm}, batch ${r.batch}`;
+  const without = r.without.length ? `, without ${r.without.join(", ")}` : "";
+  return `${r.workload} on ${r.machine}${what}, ${r.comm}, batch ${r.batch}${without}`;
 }
 
 function docLink(doc, text) {
@@ -251,6 +253,9 @@ async function setConfig(config) {
   for (const key of ["workload", "framework", "comm", "precision", "gpus", "batch"]) {
     if (config[key] !== undefined) $(key).value = String(config[key]);
   }
+  for (const box of $("without").querySelectorAll("input")) {
+    box.checked = (config.without || []).includes(box.value);
+  }
   applyChanges(config.set);
 }
 
@@ -298,7 +303,8 @@ function showLessons() {
 // The form's first configuration: the default study's case, then what the query string says.
 function queryConfig(defaults) {
   const query = new URLSearchParams(location.search);
-  const config = { ...defaults, gpus: defaults.gpus.join(","), set: query.getAll("set") };
+  const config = { ...defaults, gpus: defaults.gpus.join(","), set: query.getAll("set"),
+                   without: query.has("without") ? query.get("without").split(",") : defaults.without };
   for (const key of ["machine", "workload", "framework", "comm", "precision", "gpus", "batch"]) {
     if (query.has(key)) config[key] = query.get(key);
   }
@@ -317,6 +323,15 @@ async function start() {
   fillSelect($("framework"), catalog.frameworks, true);
   fillSelect($("comm"), catalog.comms);
   fillSelect($("precision"), catalog.precisions, true);
+  for (const mechanism of catalog.mechanisms) {
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.value = mechanism;
+    const item = document.createElement("label");
+    item.className = "check";
+    item.append(box, ` ${mechanism}`);
+    $("without").appendChild(item);
+  }
   const config = queryConfig(catalog.defaults);
   $("machine").value = config.machine;
   await loadMachine(config.machine);
