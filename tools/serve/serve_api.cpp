@@ -13,8 +13,8 @@
 #include <functional>
 #include <vector>
 
-#include "sim/collectives/registry.hpp"
 #include "sim/engine/isolated.hpp"
+#include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/experiment.hpp"
 #include "sim/experiment/experiment_file.hpp"
 #include "sim/experiment/machine_setup.hpp"
@@ -240,14 +240,6 @@ std::string run_with_limit(const std::function<std::string()>& work, double limi
   return sim::finish_isolated(child, written);
 }
 
-std::vector<std::string> comm_names() {
-  std::vector<std::string> names = {"p2p", "nccl", "nccl_reduce_bcast"};
-  for (const std::string& name : coll::algorithm_names()) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  return names;
-}
-
 }  // namespace
 
 OrderedJson catalog(const Limits& limits) {
@@ -261,7 +253,7 @@ OrderedJson catalog(const Limits& limits) {
   out["machines"] = machines;
   out["workloads"] = wl::shipped_workloads().names();
   out["frameworks"] = wl::shipped_frameworks().names();
-  out["comms"] = comm_names();
+  out["comms"] = sim::comm_alias_names();
   out["precisions"] = wl::precision_recipe_names();
   out["mechanisms"] = sim::mechanism_names();
   out["defaults"] = {{"machine", study.topology},
