@@ -10,7 +10,6 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -239,8 +238,7 @@ bool sampled(const std::vector<sim::ResultRow>& rows) {
   return !rows.empty() && rows.front().spread.samples > 0;
 }
 
-// The rows as the result schema writes them (sim/experiment/result_schema.hpp), each with the
-// settings the experiment ran them with.
+// The rows as CSV, as the result schema writes them (sim/experiment/result_schema.hpp).
 std::string results_csv(const std::vector<sim::OutputRow>& rows) {
   std::vector<sim::JsonRow> json_rows;
   for (const sim::OutputRow& row : rows) json_rows.push_back(sim::row_json(row));

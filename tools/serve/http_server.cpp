@@ -96,9 +96,9 @@ HttpServer::HttpServer(const Limits& limits) : impl_(std::make_unique<Impl>(limi
       answer_error(res, 404, fmt::format("no page or API at {}", req.path));
     }
   });
-  for (const auto& [path, file] : s.files) {
-    s.server.Get(path, [&file = file](const httplib::Request&, httplib::Response& res) {
-      res.set_content(file.text, file.content_type);
+  for (const auto& [path, web_file] : s.files) {
+    s.server.Get(path, [&served = web_file](const httplib::Request&, httplib::Response& res) {
+      res.set_content(served.text, served.content_type);
     });
   }
   s.server.Get(R"(/docs/([a-z0-9-]+\.md))", [&s](const httplib::Request& req,
