@@ -102,14 +102,22 @@ function linkChanges() {
   return changes;
 }
 
+// Link changes from the query string, into the form; the form's units only. False if one is
+// not in them (the error says so).
 function applyChanges(assignments) {
+  let applied = true;
+  const fields = { lane_bandwidth: ["lane_bandwidth_GBps", "GB/s"], latency: ["latency_us", "us"], efficiency: ["efficiency", ""] };
   for (const assignment of assignments || []) {
-    const match = /^link_kinds\.([a-z_]+)\.(lane_bandwidth|latency|efficiency)=\s*([-0-9.e+]+)/.exec(assignment);
-    if (!match) continue;
-    const field = { lane_bandwidth: "lane_bandwidth_GBps", latency: "latency_us", efficiency: "efficiency" }[match[2]];
-    const input = $("link-kinds").querySelector(`input[data-kind="${match[1]}"][data-field="${field}"]`);
-    if (input) input.value = match[3];
+    const match = /^link_kinds\.([a-z_]+)\.(lane_bandwidth|latency|efficiency)=\s*([0-9.e+-]+)\s*(GB\/s|us)?$/.exec(assignment);
+    const input = match && $("link-kinds").querySelector(`input[data-kind="${match[1]}"][data-field="${fields[match[2]][0]}"]`);
+    if (!input || (match[4] || "") !== fields[match[2]][1]) {
+      showError(`set=${assignment}: the page takes link_kinds.KIND.lane_bandwidth in GB/s, latency in us and efficiency, for this machine's kinds`);
+      applied = false;
+      continue;
+    }
+    input.value = match[3];
   }
+  return applied;
 }
 
 function request() {
@@ -256,7 +264,11 @@ async function setConfig(config) {
   for (const box of $("without").querySelectorAll("input")) {
     box.checked = (config.without || []).includes(box.value);
   }
-  applyChanges(config.set);
+  return applyChanges(config.set);
+}
+
+function resetLinks() {
+  for (const input of $("link-kinds").querySelectorAll("input")) input.value = input.dataset.shipped;
 }
 
 function downloadMachine() {
@@ -289,10 +301,8 @@ function showLessons() {
     button.textContent = lesson.title;
     button.addEventListener("click", async () => {
       $("lesson-text").textContent = `${i + 1}. ${lesson.text}`;
+      resetLinks();
       await setConfig(lesson.config);
-      if (!lesson.config.set) {
-        for (const input of $("link-kinds").querySelectorAll("input")) input.value = input.dataset.shipped;
-      }
       await run();
     });
     item.appendChild(button);
@@ -335,16 +345,14 @@ async function start() {
   const config = queryConfig(catalog.defaults);
   $("machine").value = config.machine;
   await loadMachine(config.machine);
-  await setConfig(config);
+  const understood = await setConfig(config);
   $("machine").addEventListener("change", () => loadMachine($("machine").value));
   $("form").addEventListener("submit", (event) => { event.preventDefault(); run(); });
   $("pin").addEventListener("click", () => { pinned = current; showComparison(); });
   $("download").addEventListener("click", downloadMachine);
-  $("reset-links").addEventListener("click", () => {
-    for (const input of $("link-kinds").querySelectorAll("input")) input.value = input.dataset.shipped;
-  });
+  $("reset-links").addEventListener("click", resetLinks);
   showLessons();
-  await run();
+  if (understood) await run();
 }
 
 start();
