@@ -286,10 +286,23 @@ OrderedJson machine(const std::string& name) {
                                     {"latency_us", k.latency.value * 1e6},
                                     {"efficiency", k.efficiency}};
   }
+  // Each link of the file (of a cluster's node), as `--set links.N.FIELD` names it.
+  OrderedJson links = OrderedJson::array();
+  for (std::size_t i = 0; i < config.links.size(); ++i) {
+    const topo::LinkConfig& l = config.links[i];
+    links.push_back({{"index", i},
+                     {"a", l.a},
+                     {"b", l.b},
+                     {"kind", topo::to_string(l.kind)},
+                     {"lanes", l.lanes},
+                     {"lane_bandwidth_GBps", l.lane_bandwidth.value / 1e9},
+                     {"latency_us", l.latency.value * 1e6}});
+  }
   return {{"name", name},
           {"description", config.description},
           {"gpus", built.gpus().size()},
           {"link_kinds", kinds},
+          {"links", links},
           {"svg", report::render_topology_svg(built, {}, name + ": " + config.description)}};
 }
 

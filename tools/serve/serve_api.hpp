@@ -33,7 +33,8 @@ class RunTooLong : public std::runtime_error {
 nlohmann::ordered_json catalog(const Limits& limits);
 
 // GET /api/machine?name=NAME: a shipped machine's description, GPUs, link kinds (lane bandwidth
-// in GB/s per direction, latency in µs, efficiency: what `set` may change) and its picture.
+// in GB/s per direction, latency in µs, efficiency), its links (each one's ends, kind, lanes,
+// lane bandwidth and latency: what `set` may change, links.N.FIELD) and its picture.
 nlohmann::ordered_json machine(const std::string& name);
 
 // POST /api/run, `body` a JSON object (docs/serve.md, "The API"):

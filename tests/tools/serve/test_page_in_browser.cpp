@@ -116,6 +116,22 @@ TEST_F(PageInBrowser, TwiceTheNvlinkBandwidthMakesP2pFaster) {
   EXPECT_LT(faster.at(8).at("wu_s"), shipped.at(8).at("wu_s"));
 }
 
+// One link changed on the page is the CLI's `--set links.N.FIELD`: gpu0-gpu1's NVLink (the
+// DGX-1's link 0) at 50 GB/s a lane.
+TEST_F(PageInBrowser, OneLinkChangedIsTheClisSetOfThatLink) {
+  const Cells page = cells_of(browse("?workload=lenet&comm=p2p&gpus=8&without=input"
+                                     "&set=links.0.lane_bandwidth%3D50%20GB%2Fs",
+                                     "--dump-dom"));
+  const auto cli = run_command(std::string(GPUSCALE_EXECUTABLE) +
+                               " run --topology dgx1-v100 --workload lenet --framework mxnet"
+                               " --comm p2p --gpus 8 --batch 16 --images 256000 --without input"
+                               " --set 'links.0.lane_bandwidth=50 GB/s' --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  ASSERT_EQ(page.count(8), 1u);
+  EXPECT_EQ(page.at(8).at("iteration_s"),
+            nlohmann::json::parse(cli.out)["results"][0]["iteration_s"].get<double>());
+}
+
 // docs/tutorial.md's pictures of the page (docs/figures/serve-*.png): written where
 // GPUSCALE_SCREENSHOT_DIR says, else beside the test's other files.
 TEST_F(PageInBrowser, TakesTheTutorialsScreenshots) {

@@ -42,6 +42,10 @@ TEST(ServeApi, AMachineGivesItsLinkKindsAsTheFileWritesThem) {
   EXPECT_DOUBLE_EQ(m["link_kinds"]["nvlink"]["lane_bandwidth_GBps"].get<double>(), 25.0);
   EXPECT_DOUBLE_EQ(m["link_kinds"]["nvlink"]["latency_us"].get<double>(), 0.3);
   EXPECT_DOUBLE_EQ(m["link_kinds"]["nvlink"]["efficiency"].get<double>(), 0.96);
+  EXPECT_EQ(m["links"].size(), 33u);  // as `--set links.N` numbers them: the file's order
+  EXPECT_EQ(m["links"][2]["a"], "gpu0");
+  EXPECT_EQ(m["links"][2]["b"], "gpu3");
+  EXPECT_EQ(m["links"][2]["lanes"], 2);
   EXPECT_EQ(m["svg"].get<std::string>().rfind("<svg", 0), 0u);
   EXPECT_NE(config_error_of([] { machine("../CMakeLists"); }).find("no shipped machine"),
             std::string::npos);

@@ -63,59 +63,86 @@ function showError(message) {
   $("error").hidden = !message;
 }
 
-async function loadMachine(name) {
-  shipped = await api(`/api/machine?name=${encodeURIComponent(name)}`);
-  const table = $("link-kinds");
-  table.replaceChildren();
+function headRow(table, texts) {
   const head = table.insertRow();
-  for (const text of ["kind", "GB/s per lane", "latency µs", "efficiency"]) {
+  for (const text of texts) {
     const th = document.createElement("th");
     th.textContent = text;
     head.appendChild(th);
   }
+}
+
+// An input for one value of the machine, remembering the shipped value; `data` says what it sets.
+function valueInput(value, data) {
+  const input = document.createElement("input");
+  input.type = "number";
+  input.step = "any";
+  input.value = String(+Number(value).toPrecision(6));
+  input.dataset.shipped = input.value;
+  Object.assign(input.dataset, data);
+  return input;
+}
+
+async function loadMachine(name) {
+  shipped = await api(`/api/machine?name=${encodeURIComponent(name)}`);
+  const kinds = $("link-kinds");
+  kinds.replaceChildren();
+  headRow(kinds, ["kind", "GB/s per lane", "latency µs", "efficiency"]);
   for (const [kind, k] of Object.entries(shipped.link_kinds)) {
-    const row = table.insertRow();
+    const row = kinds.insertRow();
     row.insertCell().textContent = kind;
-    for (const [field, value] of [["lane_bandwidth_GBps", k.lane_bandwidth_GBps],
-                                  ["latency_us", k.latency_us], ["efficiency", k.efficiency]]) {
-      const input = document.createElement("input");
-      input.type = "number";
-      input.step = "any";
-      input.value = String(+value.toPrecision(6));
-      input.dataset.kind = kind;
-      input.dataset.field = field;
-      input.dataset.shipped = input.value;
-      row.insertCell().appendChild(input);
-    }
+    for (const field of ["lane_bandwidth_GBps", "latency_us", "efficiency"])
+      row.insertCell().appendChild(valueInput(k[field], { kind, field }));
   }
+  const links = $("each-link");
+  links.replaceChildren();
+  headRow(links, ["link", "lanes", "GB/s per lane", "latency µs"]);
+  for (const l of shipped.links) {
+    const row = links.insertRow();
+    row.insertCell().textContent = `${l.a}–${l.b} (${l.kind})`;
+    for (const field of ["lanes", "lane_bandwidth_GBps", "latency_us"])
+      row.insertCell().appendChild(valueInput(l[field], { link: String(l.index), field }));
+  }
+  $("each-link-summary").textContent = `Each link (${shipped.links.length}; a cluster's are its node's)`;
 }
 
-// The link changes as `--set` assignments, one per value that differs from the shipped one.
+// How a field is written in a `--set` assignment and in a machine file.
+const FIELD_UNITS = {
+  lane_bandwidth_GBps: ["lane_bandwidth", " GB/s"],
+  latency_us: ["latency", " us"],
+  efficiency: ["efficiency", ""],
+  lanes: ["lanes", ""],
+};
+
+// The inputs whose value differs from the shipped one.
+function changedInputs() {
+  return [...$("links").querySelectorAll("input[data-shipped]")].filter((input) => input.value !== input.dataset.shipped);
+}
+
+// The link changes as `--set` assignments, one per changed value.
 function linkChanges() {
-  const units = { lane_bandwidth_GBps: ["lane_bandwidth", " GB/s"], latency_us: ["latency", " us"], efficiency: ["efficiency", ""] };
-  const changes = [];
-  for (const input of $("link-kinds").querySelectorAll("input")) {
-    if (input.value === input.dataset.shipped) continue;
-    const [key, unit] = units[input.dataset.field];
-    changes.push(`link_kinds.${input.dataset.kind}.${key}=${input.value}${unit}`);
-  }
-  return changes;
+  return changedInputs().map((input) => {
+    const [key, unit] = FIELD_UNITS[input.dataset.field];
+    const owner = input.dataset.kind !== undefined ? `link_kinds.${input.dataset.kind}` : `links.${input.dataset.link}`;
+    return `${owner}.${key}=${input.value}${unit}`;
+  });
 }
 
-// Link changes from the query string, into the form; the form's units only. False if one is
-// not in them (the error says so).
+// Link changes from the query string (link_kinds.KIND.FIELD=VALUE, links.N.FIELD=VALUE), into
+// the form; the form's units only. False if one is not in them (the error says so).
 function applyChanges(assignments) {
+  const fields = { lane_bandwidth: ["lane_bandwidth_GBps", "GB/s"], latency: ["latency_us", "us"], efficiency: ["efficiency", ""], lanes: ["lanes", ""] };
   let applied = true;
-  const fields = { lane_bandwidth: ["lane_bandwidth_GBps", "GB/s"], latency: ["latency_us", "us"], efficiency: ["efficiency", ""] };
   for (const assignment of assignments || []) {
-    const match = /^link_kinds\.([a-z_]+)\.(lane_bandwidth|latency|efficiency)=\s*([0-9.e+-]+)\s*(GB\/s|us)?$/.exec(assignment);
-    const input = match && $("link-kinds").querySelector(`input[data-kind="${match[1]}"][data-field="${fields[match[2]][0]}"]`);
-    if (!input || (match[4] || "") !== fields[match[2]][1]) {
-      showError(`set=${assignment}: the page takes link_kinds.KIND.lane_bandwidth in GB/s, latency in us and efficiency, for this machine's kinds`);
+    const match = /^(?:link_kinds\.([a-z_]+)|links\.(\d+))\.(lane_bandwidth|latency|efficiency|lanes)=\s*([0-9.e+-]+)\s*(GB\/s|us)?$/.exec(assignment);
+    const owner = match && (match[1] !== undefined ? `[data-kind="${match[1]}"]` : `[data-link="${match[2]}"]`);
+    const input = match && $("links").querySelector(`input${owner}[data-field="${fields[match[3]][0]}"]`);
+    if (!input || (match[5] || "") !== fields[match[3]][1]) {
+      showError(`set=${assignment}: the page takes link_kinds.KIND.FIELD and links.N.FIELD of this machine, lane_bandwidth in GB/s, latency in us, efficiency and lanes bare`);
       applied = false;
       continue;
     }
-    input.value = match[3];
+    input.value = match[4];
   }
   return applied;
 }
@@ -268,24 +295,32 @@ async function setConfig(config) {
 }
 
 function resetLinks() {
-  for (const input of $("link-kinds").querySelectorAll("input")) input.value = input.dataset.shipped;
+  for (const input of $("links").querySelectorAll("input[data-shipped]")) input.value = input.dataset.shipped;
 }
 
 function downloadMachine() {
   const kinds = {};
-  const units = { lane_bandwidth_GBps: ["lane_bandwidth", " GB/s"], latency_us: ["latency", " us"], efficiency: ["efficiency", ""] };
-  for (const input of $("link-kinds").querySelectorAll("input")) {
-    if (input.value === input.dataset.shipped) continue;
-    const [key, unit] = units[input.dataset.field];
-    (kinds[input.dataset.kind] ||= []).push(`${key}: ${input.value}${unit}`);
+  const links = {};
+  for (const input of changedInputs()) {
+    const [key, unit] = FIELD_UNITS[input.dataset.field];
+    const field = `${key}: ${input.value}${unit}`;
+    if (input.dataset.kind !== undefined) (kinds[input.dataset.kind] ||= []).push(field);
+    else (links[input.dataset.link] ||= []).push(field);
   }
   let yaml = `# A what-if machine made on gpuscale serve's page: run it with\n` +
              `#   gpuscale run --topology ${shipped.name}-what-if.yaml\n` +
              `base: ${shipped.name}\nname: ${shipped.name}-what-if\n` +
-             `description: ${shipped.name} with changed link kinds\n`;
+             `description: ${shipped.name} with changed links\n`;
   if (Object.keys(kinds).length) {
     yaml += "link_kinds:\n";
     for (const [kind, fields] of Object.entries(kinds)) yaml += `  ${kind}: {${fields.join(", ")}}\n`;
+  }
+  if (Object.keys(links).length) {
+    yaml += "links:\n";
+    for (const [index, fields] of Object.entries(links)) {
+      const l = shipped.links[Number(index)];
+      yaml += `  - {a: ${l.a}, b: ${l.b}, ${fields.join(", ")}}\n`;
+    }
   }
   const a = document.createElement("a");
   a.href = URL.createObjectURL(new Blob([yaml], { type: "text/yaml" }));
