@@ -23,7 +23,9 @@ TEST(CliInstall, AnInstalledGpuscaleReadsTheFilesInstalledBesideIt) {
   for (const char* file : {"topologies/dgx1-v100.yaml", "topologies/gpus/v100-sxm2.yaml",
                            "workloads/lenet.yaml", "workloads/frameworks/mxnet.yaml",
                            "workloads/datasets/imagenet.yaml", "validation/dgx1-mxnet/suite.yaml",
-                           "sim/compute/analytic-v100.yaml", "tools/experiments/dgx1-study.yaml"}) {
+                           "sim/compute/analytic-v100.yaml", "tools/experiments/dgx1-study.yaml",
+                           "tools/serve/web/index.html", "tools/serve/web/app.js",
+                           "tools/serve/web/style.css", "docs/serve.md"}) {
     EXPECT_TRUE(fs::is_regular_file(share / file)) << file;
   }
   // From another working directory, with no source tree in sight of the executable.
