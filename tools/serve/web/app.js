@@ -158,7 +158,7 @@ function request() {
     without: [...$("without").querySelectorAll("input:checked")].map((box) => box.value),
     gpus: $("gpus").value.split(",").map((s) => Number(s.trim())).filter((n) => n > 0),
     batch: Number($("batch").value),
-    images: catalog.defaults.images,
+    images: Number($("images").value) || 0,
   };
 }
 
@@ -234,12 +234,7 @@ function showComparison() {
   $("comparison-caption").textContent = `kept: ${pinned.label} | now: ${current.label}`;
   const table = $("comparison-rows");
   table.replaceChildren();
-  const head = table.insertRow();
-  for (const text of ["GPUs", "iteration ms, kept", "iteration ms, now", "change", "speedup, kept", "speedup, now"]) {
-    const th = document.createElement("th");
-    th.textContent = text;
-    head.appendChild(th);
-  }
+  headRow(table, ["GPUs", "iteration ms, kept", "iteration ms, now", "change", "speedup, kept", "speedup, now"]);
   for (const now of current.results) {
     const kept = pinned.results.find((r) => r.gpus === now.gpus);
     if (!kept) continue;
@@ -285,8 +280,8 @@ async function setConfig(config) {
     $("machine").value = config.machine;
     await loadMachine(config.machine);
   }
-  for (const key of ["workload", "framework", "comm", "precision", "gpus", "batch"]) {
-    if (config[key] !== undefined) $(key).value = String(config[key]);
+  for (const key of ["workload", "framework", "comm", "precision", "gpus", "batch", "images"]) {
+    if (config[key] !== undefined) $(key).value = config[key] ? String(config[key]) : "";
   }
   for (const box of $("without").querySelectorAll("input")) {
     box.checked = (config.without || []).includes(box.value);
@@ -350,7 +345,7 @@ function queryConfig(defaults) {
   const query = new URLSearchParams(location.search);
   const config = { ...defaults, gpus: defaults.gpus.join(","), set: query.getAll("set"),
                    without: query.has("without") ? query.get("without").split(",") : defaults.without };
-  for (const key of ["machine", "workload", "framework", "comm", "precision", "gpus", "batch"]) {
+  for (const key of ["machine", "workload", "framework", "comm", "precision", "gpus", "batch", "images"]) {
     if (query.has(key)) config[key] = query.get(key);
   }
   return config;
