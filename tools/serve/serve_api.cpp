@@ -91,14 +91,20 @@ std::vector<std::string> strings_at(const Json& request, const std::string& key)
   return out;
 }
 
-// A shipped name, never a path: the server reads no file outside its data tree.
-std::string shipped_name(const Json& request, const std::string& key, const ShippedFolder& folder) {
-  const std::string name = string_at(request, key);
+// `name` if `folder` ships it, never a path: the server reads no file outside its data tree.
+// `what` names the folder's files in the error.
+void check_shipped(const std::string& name, const std::string& key, const ShippedFolder& folder,
+                   const std::string& what) {
   const std::vector<std::string> names = folder.names();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
-    throw ConfigError(at(key), fmt::format("'{}' is no shipped {} (shipped: {})", name,
-                                           folder.what(), fmt::join(names, ", ")));
+    throw ConfigError(at(key), fmt::format("'{}' is no shipped {} (shipped: {})", name, what,
+                                           fmt::join(names, ", ")));
   }
+}
+
+std::string shipped_name(const Json& request, const std::string& key, const ShippedFolder& folder) {
+  std::string name = string_at(request, key);
+  check_shipped(name, key, folder, folder.what());
   return name;
 }
 
@@ -273,11 +279,7 @@ OrderedJson catalog(const Limits& limits) {
 }
 
 OrderedJson machine(const std::string& name) {
-  const std::vector<std::string> names = topo::shipped_topologies().names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    throw ConfigError(at("name"), fmt::format("'{}' is no shipped machine (shipped: {})", name,
-                                              fmt::join(names, ", ")));
-  }
+  check_shipped(name, "name", topo::shipped_topologies(), "machine");
   const topo::TopologyConfig config = topo::load_topology_config(name);
   const topo::Topology built = topo::Topology::build(config);
   OrderedJson kinds = OrderedJson::object();
