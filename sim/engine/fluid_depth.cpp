@@ -6,6 +6,7 @@
 #include <limits>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 
 namespace gpuscale::sim {
 namespace {
@@ -15,21 +16,32 @@ namespace {
 constexpr double kTimingPrecision_s = 1e-9;
 constexpr double kWorkPrecision = 1e-5;
 
-// The depth's legs, flat: each leg's latency and the link directions it crosses.
+// The depth's legs, flat: each leg's latency and the link directions it crosses, numbered from 0
+// in the order met (a group crosses a few thousand of a cluster's hundreds of thousands), with
+// each one's capacity.
 class DepthLegs {
  public:
   DepthLegs(const std::vector<DepthTransfer>& transfers, const topo::Topology& topology) {
+    std::unordered_map<std::size_t, std::size_t> number;  // link_direction -> its number here
     for (const DepthTransfer& t : transfers) {
       first_leg_.push_back(latency_s_.size());
       for (const topo::Leg& leg : t.route->legs) {
         latency_s_.push_back(leg.latency(topology).value);
         directions_begin_.push_back(directions_.size());
-        for (const topo::Hop& hop : leg.hops) directions_.push_back(link_direction(hop));
+        for (const topo::Hop& hop : leg.hops) {
+          const auto [it, fresh] = number.try_emplace(link_direction(hop), capacity_.size());
+          if (fresh) {
+            capacity_.push_back(
+                topology.links()[static_cast<std::size_t>(hop.link)].effective_bandwidth().value);
+          }
+          directions_.push_back(it->second);
+        }
       }
     }
     first_leg_.push_back(latency_s_.size());
     directions_begin_.push_back(directions_.size());
   }
+  const std::vector<double>& capacities() const { return capacity_; }  // per direction number
   std::size_t first(std::size_t transfer) const { return first_leg_[transfer]; }
   std::size_t end(std::size_t transfer) const { return first_leg_[transfer + 1]; }
   double latency_s(std::size_t leg) const { return latency_s_[leg]; }
@@ -44,7 +56,8 @@ class DepthLegs {
   std::vector<std::size_t> first_leg_;  // per transfer, and one past the last
   std::vector<double> latency_s_;
   std::vector<std::size_t> directions_begin_;  // per leg, and one past the last
-  std::vector<std::size_t> directions_;
+  std::vector<std::size_t> directions_;  // numbers
+  std::vector<double> capacity_;         // bytes/s, per direction number
 };
 
 // A leg moving its bytes.
@@ -146,16 +159,6 @@ class FairBottleneckRates {
   std::vector<std::size_t> members_begin_, members_, touched_;
 };
 
-std::vector<double> direction_capacities(const topo::Topology& topology) {
-  std::vector<double> capacity;
-  capacity.reserve(topology.links().size() * 2);
-  for (const topo::Link& link : topology.links()) {
-    capacity.push_back(link.effective_bandwidth().value);
-    capacity.push_back(link.effective_bandwidth().value);
-  }
-  return capacity;
-}
-
 }  // namespace
 
 std::size_t link_direction(const topo::Hop& hop) {
@@ -165,7 +168,7 @@ std::size_t link_direction(const topo::Hop& hop) {
 double fluid_depth_seconds(const std::vector<DepthTransfer>& transfers,
                            const topo::Topology& topology) {
   const DepthLegs legs(transfers, topology);
-  FairBottleneckRates rates(direction_capacities(topology));
+  FairBottleneckRates rates(legs.capacities());
   // Legs waiting out their latency, soonest first: (when their bytes start, transfer, leg).
   using Start = std::tuple<double, std::size_t, std::size_t>;
   std::priority_queue<Start, std::vector<Start>, std::greater<>> starts;
