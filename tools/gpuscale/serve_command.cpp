@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "tools/gpuscale/console.hpp"
 #include "tools/serve/http_server.hpp"
@@ -16,6 +18,12 @@ struct ServeOptions {
   int port = 8080;
   serve::Limits limits;
 };
+
+// A run simulates its configurations one after another, one core's work: a run per core, from 2
+// to 8, keeps a class's runs side by side without a long queue or an overloaded machine.
+int runs_at_once_by_default() {
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 8);
+}
 
 void serve_page(const ServeOptions& o) {
   serve::HttpServer server(o.limits);
@@ -49,6 +57,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--run-seconds", o->limits.max_run_seconds,
                   "A run past this many seconds is ended and reported")
       ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  o->limits.concurrent_runs = runs_at_once_by_default();
+  cmd->add_option("--runs-at-once", o->limits.concurrent_runs,
+                  "Runs answered at the same time (one process each); more wait their turn")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->callback([o] { serve_page(*o); });
 }

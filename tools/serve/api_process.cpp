@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <stdexcept>
@@ -110,16 +111,56 @@ ApiProcess::~ApiProcess() {
   ::waitpid(pid_, nullptr, 0);
 }
 
-ApiAnswer ApiProcess::machine(const std::string& name) { return ask(kMachine, name); }
-
-ApiAnswer ApiProcess::run(const std::string& body) { return ask(kRun, body); }
-
 ApiAnswer ApiProcess::ask(char question, const std::string& payload) {
-  const std::lock_guard<std::mutex> one_at_a_time(asking_);
   ApiAnswer a;
   if (!send(to_, question, payload) || !receive(from_, a.status, a.json))
     throw std::runtime_error("serve: the process that answers the API is gone");
   return a;
+}
+
+ApiPool::ApiPool(const Limits& limits) : wait_s_(limits.max_run_seconds) {
+  for (int i = 0; i < limits.concurrent_runs; ++i) {
+    processes_.push_back(std::make_unique<ApiProcess>(limits));
+    free_.push_back(processes_.back().get());
+  }
+}
+
+ApiPool::~ApiPool() {
+  // The last forked first: each process holds copies of the pipes of those forked before it, so
+  // an earlier one sees its questions end only once every later one has exited.
+  while (!processes_.empty()) processes_.pop_back();
+}
+
+ApiAnswer ApiPool::machine(const std::string& name) { return ask(kMachine, name); }
+
+ApiAnswer ApiPool::run(const std::string& body) { return ask(kRun, body); }
+
+ApiAnswer ApiPool::ask(char question, const std::string& payload) {
+  ApiProcess* lent = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(lending_);
+    if (!returned_.wait_for(lock, std::chrono::duration<double>(wait_s_),
+                            [this] { return !free_.empty(); })) {
+      return error_answer(503, fmt::format("every one of the {} runs this server makes at once "
+                                           "took more than {:g} s: try again in a moment",
+                                           processes_.size(), wait_s_));
+    }
+    lent = free_.back();
+    free_.pop_back();
+  }
+  // Given back however the question ends, so that a failure does not shrink the pool.
+  struct GiveBack {
+    ApiPool& pool;
+    ApiProcess* process;
+    ~GiveBack() {
+      {
+        const std::lock_guard<std::mutex> lock(pool.lending_);
+        pool.free_.push_back(process);
+      }
+      pool.returned_.notify_one();
+    }
+  } give_back{*this, lent};
+  return lent->ask(question, payload);
 }
 
 }  // namespace gpuscale::serve

@@ -1,12 +1,16 @@
-// The API's answers (serve_api.hpp), computed in a process of their own forked before the server
+// The API's answers (serve_api.hpp), computed in processes of their own forked before the server
 // starts its threads: a run forks its simulation, and a fork is safe only from a process whose
-// other threads hold no locks. One question at a time; the process ends with its owner.
+// other threads hold no locks. Each process answers one question at a time; a pool of them lets
+// a class run side by side, so that one long run holds one process, not the server.
 #pragma once
 
 #include <sys/types.h>
 
+#include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "tools/serve/serve_api.hpp"
 
@@ -19,6 +23,7 @@ struct ApiAnswer {
   std::string json;
 };
 
+// One answering process; it ends with its owner.
 class ApiProcess {
  public:
   explicit ApiProcess(const Limits& limits);
@@ -26,16 +31,36 @@ class ApiProcess {
   ApiProcess(const ApiProcess&) = delete;
   ApiProcess& operator=(const ApiProcess&) = delete;
 
+  // The answer to a question (ApiPool's tags) about `payload`; one caller at a time.
+  ApiAnswer ask(char question, const std::string& payload);
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1;    // questions
+  int from_ = -1;  // answers
+};
+
+// Limits::concurrent_runs answering processes. A question takes the first one free; one that
+// finds none free within Limits::max_run_seconds (every process held by a run that long) is
+// answered 503, as a run past its time is.
+class ApiPool {
+ public:
+  explicit ApiPool(const Limits& limits);
+  ~ApiPool();
+  ApiPool(const ApiPool&) = delete;
+  ApiPool& operator=(const ApiPool&) = delete;
+
   ApiAnswer machine(const std::string& name);
   ApiAnswer run(const std::string& body);
 
  private:
   ApiAnswer ask(char question, const std::string& payload);
 
-  pid_t pid_ = -1;
-  int to_ = -1;    // questions
-  int from_ = -1;  // answers
-  std::mutex asking_;
+  double wait_s_;
+  std::vector<std::unique_ptr<ApiProcess>> processes_;
+  std::vector<ApiProcess*> free_;
+  std::mutex lending_;
+  std::condition_variable returned_;
 };
 
 }  // namespace gpuscale::serve

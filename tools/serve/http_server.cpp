@@ -76,7 +76,7 @@ void relay(httplib::Response& res, const ApiAnswer& answer) {
 
 struct HttpServer::Impl {
   explicit Impl(const Limits& limits) : api(limits) {}
-  ApiProcess api;  // forked first, while this process has one thread
+  ApiPool api;  // forked first, while this process has one thread
   httplib::Server server;
   std::map<std::string, WebFile> files;
   std::map<std::string, std::string> docs;

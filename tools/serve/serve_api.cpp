@@ -274,7 +274,8 @@ OrderedJson catalog(const Limits& limits) {
   out["limits"] = {{"max_gpus", limits.max_gpus},
                    {"max_gpu_counts", limits.max_gpu_counts},
                    {"max_request_bytes", limits.max_request_bytes},
-                   {"max_run_seconds", limits.max_run_seconds}};
+                   {"max_run_seconds", limits.max_run_seconds},
+                   {"concurrent_runs", limits.concurrent_runs}};
   return out;
 }
 

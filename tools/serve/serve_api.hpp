@@ -19,6 +19,7 @@ struct Limits {
   int max_gpu_counts = 8;                  // configurations of one run request
   std::size_t max_request_bytes = 64 * 1024;
   double max_run_seconds = 60;             // a run past it is ended and reported
+  int concurrent_runs = 2;                 // runs answered at once (ApiPool)
 };
 
 // A run ended at Limits::max_run_seconds.

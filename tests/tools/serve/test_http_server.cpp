@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -15,6 +17,8 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     limits_.max_request_bytes = 4096;
+    limits_.max_run_seconds = 5;
+    limits_.concurrent_runs = 2;
     server_ = std::make_unique<HttpServer>(limits_);
     port_ = server_->bind("127.0.0.1", 0);
     thread_ = std::thread([this] { server_->serve(); });
@@ -90,6 +94,33 @@ TEST_F(HttpServerTest, RefusesWhatItDoesNotServe) {
     EXPECT_EQ(res->body.find("root:"), std::string::npos) << path;
     EXPECT_TRUE(nlohmann::json::parse(res->body).contains("error")) << path;
   }
+}
+
+// A class shares the server: one long run holds one of its processes, and another run is answered
+// meanwhile. The long one (GPT-3 175B on 512 to 4,096 GPUs of the SuperPOD, about 10 s) is ended
+// at the limit, 5 s; LeNet on 1 and 2 GPUs takes a fraction of a second.
+TEST_F(HttpServerTest, AnswersARunWhileAnotherIsStillRunning) {
+  auto long_run = std::async(std::launch::async, [this] {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(120);
+    return client.Post("/api/run",
+                       R"({"machine": "dgx-a100-superpod", "workload": "gpt3-175b", "comm": "nccl",
+                           "framework": "megatron-lm", "batch": 16,
+                           "gpus": [4096, 3584, 3072, 2560, 2048, 1536, 1024, 512]})",
+                       "application/json");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it holds a process by now
+  const auto quick = client_->Post(
+      "/api/run",
+      R"({"machine": "dgx1-v100", "workload": "lenet", "comm": "p2p", "gpus": [1, 2], "batch": 16})",
+      "application/json");
+  ASSERT_TRUE(quick);
+  EXPECT_EQ(quick->status, 200) << quick->body;
+  EXPECT_EQ(long_run.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "the quick run waited for the long one";
+  const auto ended = long_run.get();
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->status, 503) << ended->body;
 }
 
 }  // namespace
