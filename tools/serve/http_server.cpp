@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tools/serve/api_process.hpp"
+#include "tools/serve/docs_html.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/core/shipped_files.hpp"
 
@@ -43,19 +44,35 @@ std::map<std::string, WebFile> web_files() {
   return files;
 }
 
-// The docs the page's numbers link to (docs/*.md), read once, served as text.
-std::map<std::string, std::string> docs() {
-  std::map<std::string, std::string> pages;
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The docs the page's numbers link to, read once: docs/*.md as HTML pages (docs_html.hpp) and the
+// figures they show (docs/figures/*.png, *.svg), each under its name.
+std::map<std::string, WebFile> docs() {
+  std::map<std::string, WebFile> files;
   const std::filesystem::path folder = std::filesystem::path(data_root()) / "docs";
-  if (!std::filesystem::is_directory(folder)) return pages;  // an install without the docs
+  if (!std::filesystem::is_directory(folder)) return files;  // an install without the docs
   for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    if (entry.path().extension() != ".md") continue;
-    std::ifstream in(entry.path());
-    std::ostringstream text;
-    text << in.rdbuf();
-    pages[entry.path().filename().string()] = text.str();
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".md")
+      files[name] = {"text/html; charset=utf-8", docs_page_html(name, file_text(entry.path()))};
   }
-  return pages;
+  const std::map<std::string, std::string> figure_types = {{".png", "image/png"},
+                                                           {".svg", "image/svg+xml"}};
+  if (std::filesystem::is_directory(folder / "figures")) {
+    for (const auto& entry : std::filesystem::directory_iterator(folder / "figures")) {
+      const auto type = figure_types.find(entry.path().extension().string());
+      if (type != figure_types.end())
+        files["figures/" + entry.path().filename().string()] = {type->second,
+                                                                file_text(entry.path())};
+    }
+  }
+  return files;
 }
 
 void answer_json(httplib::Response& res, int status, const nlohmann::ordered_json& body) {
@@ -79,7 +96,7 @@ struct HttpServer::Impl {
   ApiPool api;  // forked first, while this process has one thread
   httplib::Server server;
   std::map<std::string, WebFile> files;
-  std::map<std::string, std::string> docs;
+  std::map<std::string, WebFile> docs;
   nlohmann::ordered_json catalog;
 };
 
@@ -101,15 +118,15 @@ HttpServer::HttpServer(const Limits& limits) : impl_(std::make_unique<Impl>(limi
       res.set_content(served.text, served.content_type);
     });
   }
-  s.server.Get(R"(/docs/([a-z0-9-]+\.md))", [&s](const httplib::Request& req,
-                                                 httplib::Response& res) {
-    const auto page = s.docs.find(req.matches[1].str());
-    if (page == s.docs.end()) {
-      answer_error(res, 404, fmt::format("no docs page {}", req.matches[1].str()));
-      return;
-    }
-    res.set_content(page->second, "text/plain; charset=utf-8");
-  });
+  s.server.Get(R"(/docs/((figures/)?[a-z0-9-]+\.(md|png|svg)))",
+               [&s](const httplib::Request& req, httplib::Response& res) {
+                 const auto page = s.docs.find(req.matches[1].str());
+                 if (page == s.docs.end()) {
+                   answer_error(res, 404, fmt::format("no docs page {}", req.matches[1].str()));
+                   return;
+                 }
+                 res.set_content(page->second.text, page->second.content_type);
+               });
   s.server.Get("/api/catalog", [&s](const httplib::Request&, httplib::Response& res) {
     answer_json(res, 200, s.catalog);
   });

@@ -1,8 +1,8 @@
 // `gpuscale serve`'s HTTP side: the page (tools/serve/web/: index.html, app.js, style.css, read
-// once from the data tree), the docs its numbers link to (docs/*.md, as text) and the JSON API
-// (serve_api.hpp, answered by an ApiProcess) under /api/. Bad input is answered 400 with
-// {"error": "one line"}, a body over the limit 413, a run past its time 503; nothing outside the
-// data tree is read and nothing is written.
+// once from the data tree), the docs its numbers link to (docs/*.md as HTML, docs_html.hpp, and
+// their figures) and the JSON API (serve_api.hpp, answered by an ApiPool) under /api/. Bad input
+// is answered 400 with {"error": "one line"}, a body over the limit 413, a run past its time 503;
+// nothing outside the data tree is read and nothing is written.
 #pragma once
 
 #include <memory>

@@ -44,7 +44,8 @@ TEST_F(HttpServerTest, ServesThePageItsScriptAndItsStyle) {
        {std::tuple{"/", "text/html", "<script src=\"/app.js\">"},
         std::tuple{"/app.js", "text/javascript", "/api/run"},
         std::tuple{"/style.css", "text/css", "font-family"},
-        std::tuple{"/docs/tutorial.md", "text/plain", "## 4. A what-if machine"}}) {
+        std::tuple{"/docs/tutorial.md", "text/html", "id=\"4-a-what-if-machine-of-your-own-15-minutes\""},
+        std::tuple{"/docs/figures/serve-default.png", "image/png", "PNG"}}) {
     const auto res = client_->Get(path);
     ASSERT_TRUE(res) << path;
     EXPECT_EQ(res->status, 200) << path;

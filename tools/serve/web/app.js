@@ -7,21 +7,21 @@
 const $ = (id) => document.getElementById(id);
 
 // The result columns the table shows: the key of `gpuscale run --format json`, its heading, how
-// a value reads, and the docs section that explains it.
+// a value reads, and the docs section that explains it (test_docs_html.cpp checks each exists).
 const COLUMNS = [
   { key: "gpus", head: "GPUs", show: (v) => String(v), doc: "experiments.md#keys" },
-  { key: "iteration_s", head: "iteration ms", show: ms, doc: "experiments.md#outputs" },
-  { key: "fpbp_s", head: "FP+BP ms", show: ms, doc: "replay.md#one-iteration" },
-  { key: "wu_s", head: "WU ms", show: ms, doc: "replay.md#gradient-exchange" },
-  { key: "input_wait_s", head: "input ms", show: ms, doc: "replay.md#one-iteration" },
-  { key: "rest_s", head: "rest ms", show: ms, doc: "experiments.md#outputs" },
-  { key: "exposed_comm_s", head: "exposed exchange ms", show: ms, doc: "exchange.md" },
-  { key: "speedup", head: "speedup", show: (v) => v.toFixed(2), doc: "experiments.md#outputs" },
-  { key: "efficiency", head: "efficiency", show: pct, doc: "experiments.md#outputs" },
-  { key: "throughput", head: "samples/s", show: (v) => v.toFixed(1), doc: "experiments.md#outputs" },
-  { key: "epoch_s", head: "epoch s", show: (v) => v.toFixed(1), doc: "replay.md#from-iterations-to-an-epoch" },
-  { key: "memory_gpu0_gb", head: "memory GB", show: (v) => v.toFixed(2), doc: "memory-model.md" },
-  { key: "max_link_utilisation", head: "busiest link", show: pct, doc: "topology-schema.md" },
+  { key: "iteration_s", head: "iteration ms", show: ms, doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "fpbp_s", head: "FP+BP ms", show: ms, doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "wu_s", head: "WU ms", show: ms, doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "input_wait_s", head: "input ms", show: ms, doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "rest_s", head: "rest ms", show: ms, doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "exposed_comm_s", head: "exposed exchange ms", show: ms, doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "speedup", head: "speedup", show: (v) => v.toFixed(2), doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "efficiency", head: "efficiency", show: pct, doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "throughput", head: "samples/s", show: (v) => v.toFixed(1), doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "epoch_s", head: "epoch s", show: (v) => v.toFixed(1), doc: "replay.md#what-each-number-of-a-result-means" },
+  { key: "memory_gpu0_gb", head: "memory GB", show: (v) => v.toFixed(2), doc: "memory-model.md#memory-per-gpu" },
+  { key: "max_link_utilisation", head: "busiest link", show: pct, doc: "replay.md#what-each-number-of-a-result-means" },
 ];
 
 function ms(seconds) { return (seconds * 1e3).toFixed(2); }
