@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/engine/isolated.hpp"
@@ -48,6 +49,8 @@ Origin at(const std::string& key) { return Origin{"request." + key, 0}; }
 struct RunRequest {
   std::string machine;
   std::vector<std::string> set;
+  // Links added, changed or removed, as a `base:` file's `links:` entries, one JSON object each.
+  std::vector<std::string> links;
   std::string workload = kDefaultWorkload;
   std::string framework;
   std::string comm;
@@ -60,8 +63,8 @@ struct RunRequest {
 
 const std::vector<std::string>& run_request_keys() {
   static const std::vector<std::string> keys = {
-      "machine", "set", "workload", "framework", "comm", "precision", "without", "gpus", "batch",
-      "images"};
+      "machine", "set", "links", "workload", "framework", "comm", "precision", "without", "gpus",
+      "batch", "images"};
   return keys;
 }
 
@@ -138,6 +141,19 @@ RunRequest parse_run_request(const std::string& body, const Limits& limits) {
   RunRequest r;
   r.machine = shipped_name(request, "machine", topo::shipped_topologies());
   if (request.contains("set")) r.set = strings_at(request, "set");
+  if (request.contains("links")) {
+    const Json& links = request["links"];
+    if (!links.is_array()) throw ConfigError(at("links"), "must be a list of links ({a, b, ...})");
+    for (const Json& link : links) {
+      if (!link.is_object()) {
+        throw ConfigError(at("links"), fmt::format("{} is no link: each is an object such as "
+                                                   "{{\"a\": \"gpu0\", \"b\": \"gpu5\", "
+                                                   "\"kind\": \"nvlink\", \"lanes\": 1}}",
+                                                   link.dump()));
+      }
+      r.links.push_back(link.dump());
+    }
+  }
   if (request.contains("without")) {
     r.without = strings_at(request, "without");
     const auto& known = sim::mechanism_names();
@@ -168,9 +184,22 @@ RunRequest parse_run_request(const std::string& body, const Limits& limits) {
   return r;
 }
 
+// The shipped machine with the request's `links` entries derived over it, as a `base:` file's
+// (docs/topology-schema.md): an entry with the endpoints of a link changes it, `remove: true`
+// removes it, any other is a new link. Its errors name `request.links:N`, the Nth entry.
+std::shared_ptr<const ConfigNode> machine_with_links(const RunRequest& r) {
+  std::string entries;
+  for (const std::string& link : r.links) entries += "- " + link + "\n";  // JSON is YAML
+  ConfigNode own = ConfigNode::map(at("links"));
+  own.set("base", ConfigNode::scalar(r.machine, at("links")));
+  own.set("links", ConfigNode::load_string(entries, "request.links"));
+  return std::make_shared<const ConfigNode>(topo::resolve_base(std::move(own), ""));
+}
+
 sim::Experiment experiment_of(const RunRequest& r) {
   sim::Experiment e;
   e.topology = r.machine;
+  if (!r.links.empty()) e.topology_document = machine_with_links(r);
   for (const std::string& assignment : r.set) sim::add_override(e, assignment, at("set"));
   e.workloads = {r.workload};
   e.framework = r.framework;
@@ -201,7 +230,8 @@ OrderedJson simulate(const RunRequest& r) {
     timeline.title = fmt::format("{} {} {} GPUs batch {}", most->workload, most->comm,
                                  most->gpus, most->batch);
     out["timeline_svg"] = report::timeline_svg({timeline}, report::TimeWindow{});
-    const topo::Topology machine = sim::machine_for(e.topology, e.topology_overrides, most->gpus);
+    const topo::Topology machine =
+        sim::machine_for(e.topology, e.topology_overrides, most->gpus, e.topology_document);
     out["machine_svg"] = report::render_topology_svg(
         machine, most->link_uses,
         fmt::format("{}: link utilisation, {} with {} on {} GPUs, batch {}", machine.name(),
@@ -301,9 +331,14 @@ OrderedJson machine(const std::string& name) {
                      {"lane_bandwidth_GBps", l.lane_bandwidth.value / 1e9},
                      {"latency_us", l.latency.value * 1e6}});
   }
+  // Each device's name and kind: what a new link may join.
+  OrderedJson devices = OrderedJson::array();
+  for (const topo::DeviceConfig& d : config.devices)
+    devices.push_back({{"name", d.name}, {"kind", topo::to_string(d.kind)}});
   return {{"name", name},
           {"description", config.description},
           {"gpus", built.gpus().size()},
+          {"devices", devices},
           {"link_kinds", kinds},
           {"links", links},
           {"svg", report::render_topology_svg(built, {}, name + ": " + config.description)}};

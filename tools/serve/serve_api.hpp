@@ -33,15 +33,19 @@ class RunTooLong : public std::runtime_error {
 // tools/experiments/dgx1-study.yaml); the limits.
 nlohmann::ordered_json catalog(const Limits& limits);
 
-// GET /api/machine?name=NAME: a shipped machine's description, GPUs, link kinds (lane bandwidth
-// in GB/s per direction, latency in µs, efficiency), its links (each one's ends, kind, lanes,
-// lane bandwidth and latency: what `set` may change, links.N.FIELD) and its picture.
+// GET /api/machine?name=NAME: a shipped machine's description, GPUs, devices (name, kind: what a
+// new link may join), link kinds (lane bandwidth in GB/s per direction, latency in µs,
+// efficiency), its links (each one's ends, kind, lanes, lane bandwidth and latency: what `set`
+// may change, links.N.FIELD) and its picture.
 nlohmann::ordered_json machine(const std::string& name);
 
 // POST /api/run, `body` a JSON object (docs/serve.md, "The API"):
 //   machine   a shipped machine's name
 //   set       what-if changes to it, as `gpuscale run --set` takes them
 //             ("link_kinds.nvlink.lane_bandwidth=50 GB/s")
+//   links     links changed, added or removed, as a `base:` file's `links:` entries
+//             ([{"a": "gpu0", "b": "gpu1", "remove": true}, {"a": "gpu0", "b": "gpu5",
+//             "kind": "nvlink", "lanes": 1}]); `set` applies after them
 //   workload, framework (""; the workload's own), comm, precision (""; the workload's own)
 //   without   mechanisms left out, as `gpuscale run --without` takes them (["input"])
 //   gpus      GPU counts, e.g. [1, 2, 4, 8]

@@ -1,7 +1,7 @@
 // The page in a real browser: Debian's chromium, headless, against `gpuscale serve` on a free
 // port. The default study's case on screen is what `gpuscale run --format json` prints for it,
-// a faster link moves the result the right way, and the screenshots docs/tutorial.md shows are
-// taken here. Without chromium the tests skip, unless GPUSCALE_REQUIRE_BROWSER is set (CI sets
+// a faster link moves the result the right way, links changed, taken away or added are the
+// CLI's, and the screenshots docs/tutorial.md shows are taken here. Without chromium the tests skip, unless GPUSCALE_REQUIRE_BROWSER is set (CI sets
 // it, and installs chromium).
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -126,6 +126,33 @@ TEST_F(PageInBrowser, OneLinkChangedIsTheClisSetOfThatLink) {
                                " run --topology dgx1-v100 --workload lenet --framework mxnet"
                                " --comm p2p --gpus 8 --batch 16 --images 256000 --without input"
                                " --set 'links.0.lane_bandwidth=50 GB/s' --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  ASSERT_EQ(page.count(8), 1u);
+  EXPECT_EQ(page.at(8).at("iteration_s"),
+            nlohmann::json::parse(cli.out)["results"][0]["iteration_s"].get<double>());
+}
+
+// Links taken away and added on the page are a `base:` file's `links:` entries: the DGX-1
+// rewired, gpu0-gpu1 and gpu4-gpu5 traded for gpu0-gpu5 and gpu1-gpu4 (each GPU keeps its six
+// NVLink ports).
+TEST_F(PageInBrowser, LinksTakenAwayAndAddedAreTheBaseFilesLinks) {
+  const std::string dom =
+      browse("?workload=lenet&comm=p2p&gpus=8&without=input&remove=gpu0,gpu1&remove=gpu4,gpu5"
+             "&add=gpu0,gpu5,nvlink,1&add=gpu1,gpu4,nvlink,1",
+             "--dump-dom");
+  ASSERT_NE(dom.find("data-state=\"done\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_NE(dom.find("without gpu0–gpu1"), std::string::npos);
+  const Cells page = cells_of(dom);
+  const std::string file = gpuscale::testing::write_temp_file("rewired.yaml", R"(base: dgx1-v100
+links:
+  - {a: gpu0, b: gpu1, remove: true}
+  - {a: gpu4, b: gpu5, remove: true}
+  - {a: gpu0, b: gpu5, kind: nvlink, lanes: 1}
+  - {a: gpu1, b: gpu4, kind: nvlink, lanes: 1}
+)");
+  const auto cli = run_command(std::string(GPUSCALE_EXECUTABLE) + " run --topology " + file +
+                               " --workload lenet --framework mxnet --comm p2p --gpus 8"
+                               " --batch 16 --images 256000 --without input --format json");
   ASSERT_EQ(cli.status, 0) << cli.err;
   ASSERT_EQ(page.count(8), 1u);
   EXPECT_EQ(page.at(8).at("iteration_s"),

@@ -1,7 +1,8 @@
 // gpuscale serve's page: fills the form from /api/catalog, runs a configuration through
 // /api/run and shows what `gpuscale run --format json` would print, with its timeline, the
 // machine's busy links and the speedup over the GPU counts. A query string can preset the form
-// and run it (?machine=dgx1-v100&workload=lenet&set=link_kinds.nvlink.lane_bandwidth=50 GB/s).
+// and run it (?machine=dgx1-v100&workload=lenet&set=link_kinds.nvlink.lane_bandwidth=50 GB/s,
+// &remove=gpu0,gpu1 to take a link away, &add=gpu0,gpu5,nvlink,1 to add one).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -37,6 +38,8 @@ const LESSONS = [
     text: "NCCL cuts each tensor into chunks that flow around rings of NVLinks, all rings at once. Compare the WU column and the speedup with P2P's." },
   { title: "What if NVLink were twice as fast?", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "8", batch: 16, without: ["input"], set: ["link_kinds.nvlink.lane_bandwidth=50 GB/s"] },
     text: "Twice the NVLink bandwidth barely moves LeNet with P2P: its copies wait for the pairs that go through the host. Try PCIe at twice its bandwidth instead (1.97 GB/s a lane)." },
+  { title: "Take one NVLink away", config: { machine: "dgx1-v100", workload: "lenet", framework: "mxnet", comm: "p2p", gpus: "8", batch: 16, without: ["input"], remove: ["gpu0,gpu1"] },
+    text: "With gpu0–gpu1's NVLink taken away (under Each link), those two GPUs share no NVLink, so MXNet copies between them through the host, over PCIe and QPI: WU grows. Untick it, add a link of your own instead, and see which GPUs' ports are all taken." },
   { title: "A big model hides the exchange", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16, without: ["input"] },
     text: "ResNet-50 computes far longer per byte of gradient than LeNet, so its exchange hides behind backward and it scales nearly linearly." },
 ];
@@ -96,14 +99,57 @@ async function loadMachine(name) {
   }
   const links = $("each-link");
   links.replaceChildren();
-  headRow(links, ["link", "lanes", "GB/s per lane", "latency µs"]);
+  headRow(links, ["link", "lanes", "GB/s per lane", "latency µs", "remove"]);
   for (const l of shipped.links) {
     const row = links.insertRow();
     row.insertCell().textContent = `${l.a}–${l.b} (${l.kind})`;
     for (const field of ["lanes", "lane_bandwidth_GBps", "latency_us"])
       row.insertCell().appendChild(valueInput(l[field], { link: String(l.index), field }));
+    const remove = document.createElement("input");
+    remove.type = "checkbox";
+    remove.className = "remove-link";
+    remove.title = `take ${l.a}–${l.b} away`;
+    Object.assign(remove.dataset, { link: String(l.index), a: l.a, b: l.b });
+    row.insertCell().appendChild(remove);
   }
   $("each-link-summary").textContent = `Each link (${shipped.links.length}; a cluster's are its node's)`;
+  const devices = shipped.devices.map((d) => d.name);
+  fillSelect($("add-a"), devices);
+  fillSelect($("add-b"), devices);
+  fillSelect($("add-kind"), Object.keys(shipped.link_kinds));
+  $("added-links").replaceChildren();
+}
+
+// A link added on the page: an item of the list under the links, with a button that takes it
+// back. False (and the error says why) if the machine has no such devices or kind.
+function addLink(a, b, kind, lanes) {
+  const devices = shipped.devices.map((d) => d.name);
+  if (!devices.includes(a) || !devices.includes(b) || a === b || !(kind in shipped.link_kinds) || !(lanes >= 1)) {
+    showError(`add=${a},${b},${kind},${lanes}: a new link joins two of this machine's devices (${devices.join(", ")}) with one of its link kinds (${Object.keys(shipped.link_kinds).join(", ")}) and 1 lane or more`);
+    return false;
+  }
+  const item = document.createElement("li");
+  Object.assign(item.dataset, { a, b, kind, lanes: String(lanes) });
+  const undo = document.createElement("button");
+  undo.type = "button";
+  undo.textContent = "×";
+  undo.title = "take this link back";
+  undo.addEventListener("click", () => item.remove());
+  item.append(`${a}–${b} (${kind}, ${lanes} lane${lanes > 1 ? "s" : ""}) `, undo);
+  $("added-links").appendChild(item);
+  return true;
+}
+
+// A link taken away: its box ticked. False if the machine has no link between `a` and `b`.
+function removeLink(a, b) {
+  const box = [...$("each-link").querySelectorAll("input.remove-link")].find(
+    (x) => (x.dataset.a === a && x.dataset.b === b) || (x.dataset.a === b && x.dataset.b === a));
+  if (!box) {
+    showError(`remove=${a},${b}: this machine has no link ${a}–${b}`);
+    return false;
+  }
+  box.checked = true;
+  return true;
 }
 
 // How a field is written in a `--set` assignment and in a machine file.
@@ -119,13 +165,36 @@ function changedInputs() {
   return [...$("links").querySelectorAll("input[data-shipped]")].filter((input) => input.value !== input.dataset.shipped);
 }
 
-// The link changes as `--set` assignments, one per changed value.
-function linkChanges() {
-  return changedInputs().map((input) => {
+// A link kind's changes as `--set` assignments, one per changed value.
+function kindChanges() {
+  return changedInputs().filter((input) => input.dataset.kind !== undefined).map((input) => {
     const [key, unit] = FIELD_UNITS[input.dataset.field];
-    const owner = input.dataset.kind !== undefined ? `link_kinds.${input.dataset.kind}` : `links.${input.dataset.link}`;
-    return `${owner}.${key}=${input.value}${unit}`;
+    return `link_kinds.${input.dataset.kind}.${key}=${input.value}${unit}`;
   });
+}
+
+// Each link's changes, removals and new links as a `base:` file's `links:` entries, matched to
+// the machine's links by their endpoints (so that a removal does not renumber the others).
+function linkEntries() {
+  const entries = [];
+  const removed = new Set();
+  for (const box of $("each-link").querySelectorAll("input.remove-link:checked")) {
+    removed.add(box.dataset.link);
+    entries.push({ a: box.dataset.a, b: box.dataset.b, remove: true });
+  }
+  const changed = new Map();
+  for (const input of changedInputs()) {
+    if (input.dataset.link === undefined || removed.has(input.dataset.link)) continue;
+    const l = shipped.links[Number(input.dataset.link)];
+    if (!changed.has(l.index)) changed.set(l.index, { a: l.a, b: l.b });
+    const [key, unit] = FIELD_UNITS[input.dataset.field];
+    changed.get(l.index)[key] = unit ? `${input.value}${unit}` : Number(input.value);
+  }
+  entries.push(...changed.values());
+  for (const item of $("added-links").children) {
+    entries.push({ a: item.dataset.a, b: item.dataset.b, kind: item.dataset.kind, lanes: Number(item.dataset.lanes) });
+  }
+  return entries;
 }
 
 // Link changes from the query string (link_kinds.KIND.FIELD=VALUE, links.N.FIELD=VALUE), into
@@ -150,7 +219,8 @@ function applyChanges(assignments) {
 function request() {
   return {
     machine: $("machine").value,
-    set: linkChanges(),
+    set: kindChanges(),
+    links: linkEntries(),
     workload: $("workload").value,
     framework: $("framework").value,
     comm: $("comm").value,
@@ -162,8 +232,15 @@ function request() {
   };
 }
 
+function describeLink(l) {
+  if (l.remove) return `without ${l.a}–${l.b}`;
+  if (l.kind) return `with ${l.a}–${l.b} (${l.kind} × ${l.lanes})`;
+  const fields = Object.entries(l).filter(([key]) => key !== "a" && key !== "b");
+  return `${l.a}–${l.b} ${fields.map(([key, value]) => `${key}=${value}`).join(" ")}`;
+}
+
 function label(r) {
-  const what = r.set.length ? `, ${r.set.join(", ")}` : "";
+  const what = [...r.set, ...r.links.map(describeLink)].map((x) => `, ${x}`).join("");
   const without = r.without.length ? `, without ${r.without.join(", ")}` : "";
   return `${r.workload} on ${r.machine}${what}, ${r.comm}, batch ${r.batch}${without}`;
 }
@@ -219,7 +296,8 @@ function speedupChart(series) {
     const points = s.results.map((r) => `${x(r.gpus)},${y(r.speedup)}`).join(" ");
     svg += `<polyline points="${points}" fill="none" stroke="${colours[i]}" stroke-width="2"/>`;
     for (const r of s.results) svg += `<circle cx="${x(r.gpus)}" cy="${y(r.speedup)}" r="3" fill="${colours[i]}"/>`;
-    svg += `<text x="${left + 8}" y="${top + 14 + 14 * i}" font-size="11" fill="${colours[i]}">${escapeText(s.label)}</text>`;
+    const shown = s.label.length > 90 ? `${s.label.slice(0, 89)}…` : s.label;  // the caption has it whole
+    svg += `<text x="${left + 8}" y="${top + 14 + 14 * i}" font-size="11" fill="${colours[i]}">${escapeText(shown)}</text>`;
   });
   return svg + "</svg>";
 }
@@ -286,22 +364,31 @@ async function setConfig(config) {
   for (const box of $("without").querySelectorAll("input")) {
     box.checked = (config.without || []).includes(box.value);
   }
-  return applyChanges(config.set);
+  let understood = applyChanges(config.set);
+  for (const pair of config.remove || []) understood = removeLink(...pair.split(",")) && understood;
+  for (const link of config.add || []) {
+    const [a, b, kind, lanes] = link.split(",");
+    understood = addLink(a, b, kind, Number(lanes)) && understood;
+  }
+  // Changes to single links are shown where they are made.
+  if (linkEntries().length) $("each-link").closest("details").open = true;
+  return understood;
 }
 
 function resetLinks() {
   for (const input of $("links").querySelectorAll("input[data-shipped]")) input.value = input.dataset.shipped;
+  for (const box of $("links").querySelectorAll("input.remove-link")) box.checked = false;
+  $("added-links").replaceChildren();
 }
 
 function downloadMachine() {
   const kinds = {};
-  const links = {};
   for (const input of changedInputs()) {
+    if (input.dataset.kind === undefined) continue;
     const [key, unit] = FIELD_UNITS[input.dataset.field];
-    const field = `${key}: ${input.value}${unit}`;
-    if (input.dataset.kind !== undefined) (kinds[input.dataset.kind] ||= []).push(field);
-    else (links[input.dataset.link] ||= []).push(field);
+    (kinds[input.dataset.kind] ||= []).push(`${key}: ${input.value}${unit}`);
   }
+  const links = linkEntries();
   let yaml = `# A what-if machine made on gpuscale serve's page: run it with\n` +
              `#   gpuscale run --topology ${shipped.name}-what-if.yaml\n` +
              `base: ${shipped.name}\nname: ${shipped.name}-what-if\n` +
@@ -310,11 +397,10 @@ function downloadMachine() {
     yaml += "link_kinds:\n";
     for (const [kind, fields] of Object.entries(kinds)) yaml += `  ${kind}: {${fields.join(", ")}}\n`;
   }
-  if (Object.keys(links).length) {
-    yaml += "links:\n";
-    for (const [index, fields] of Object.entries(links)) {
-      const l = shipped.links[Number(index)];
-      yaml += `  - {a: ${l.a}, b: ${l.b}, ${fields.join(", ")}}\n`;
+  if (links.length) {
+    yaml += "links:                # matched to the base's links by their endpoints\n";
+    for (const l of links) {
+      yaml += `  - {${Object.entries(l).map(([key, value]) => `${key}: ${value}`).join(", ")}}\n`;
     }
   }
   const a = document.createElement("a");
@@ -344,6 +430,7 @@ function showLessons() {
 function queryConfig(defaults) {
   const query = new URLSearchParams(location.search);
   const config = { ...defaults, gpus: defaults.gpus.join(","), set: query.getAll("set"),
+                   remove: query.getAll("remove"), add: query.getAll("add"),
                    without: query.has("without") ? query.get("without").split(",") : defaults.without };
   for (const key of ["machine", "workload", "framework", "comm", "precision", "gpus", "batch", "images"]) {
     if (query.has(key)) config[key] = query.get(key);
@@ -381,6 +468,10 @@ async function start() {
   $("pin").addEventListener("click", () => { pinned = current; showComparison(); });
   $("download").addEventListener("click", downloadMachine);
   $("reset-links").addEventListener("click", resetLinks);
+  $("add").addEventListener("click", () => {
+    showError("");
+    addLink($("add-a").value, $("add-b").value, $("add-kind").value, Number($("add-lanes").value));
+  });
   showLessons();
   if (understood) await run();
 }
