@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -51,6 +52,9 @@ struct RunRequest {
   std::vector<std::string> set;
   // Links added, changed or removed, as a `base:` file's `links:` entries, one JSON object each.
   std::vector<std::string> links;
+  std::string variability;  // a machine file's `variability:` section, as JSON; empty: the machine's
+  int samples = 0;          // sampled iterations (docs/variability.md); 0: deterministic
+  std::uint64_t seed = 1;
   std::string workload = kDefaultWorkload;
   std::string framework;
   std::string comm;
@@ -63,8 +67,8 @@ struct RunRequest {
 
 const std::vector<std::string>& run_request_keys() {
   static const std::vector<std::string> keys = {
-      "machine", "set", "links", "workload", "framework", "comm", "precision", "without", "gpus",
-      "batch", "images"};
+      "machine", "set", "links", "variability", "samples", "seed", "workload", "framework", "comm",
+      "precision", "without", "gpus", "batch", "images"};
   return keys;
 }
 
@@ -154,6 +158,20 @@ RunRequest parse_run_request(const std::string& body, const Limits& limits) {
       r.links.push_back(link.dump());
     }
   }
+  if (request.contains("variability")) {
+    if (!request["variability"].is_object()) {
+      throw ConfigError(at("variability"), "must be an object, as a machine file's variability: "
+                                           "section ({\"compute\": {\"distribution\": "
+                                           "\"normal\", \"cv\": 0.05, \"source\": \"...\"}})");
+    }
+    r.variability = request["variability"].dump();
+  }
+  if (request.contains("samples"))
+    r.samples = static_cast<int>(integer_at(request["samples"], "samples", 0, limits.max_samples));
+  if (request.contains("seed")) {
+    if (r.samples == 0) throw ConfigError(at("seed"), "only matters with samples: add them or drop it");
+    r.seed = static_cast<std::uint64_t>(integer_at(request["seed"], "seed", 0, 1L << 53));
+  }
   if (request.contains("without")) {
     r.without = strings_at(request, "without");
     const auto& known = sim::mechanism_names();
@@ -184,22 +202,27 @@ RunRequest parse_run_request(const std::string& body, const Limits& limits) {
   return r;
 }
 
-// The shipped machine with the request's `links` entries derived over it, as a `base:` file's
-// (docs/topology-schema.md): an entry with the endpoints of a link changes it, `remove: true`
-// removes it, any other is a new link. Its errors name `request.links:N`, the Nth entry.
-std::shared_ptr<const ConfigNode> machine_with_links(const RunRequest& r) {
-  std::string entries;
-  for (const std::string& link : r.links) entries += "- " + link + "\n";  // JSON is YAML
-  ConfigNode own = ConfigNode::map(at("links"));
-  own.set("base", ConfigNode::scalar(r.machine, at("links")));
-  own.set("links", ConfigNode::load_string(entries, "request.links"));
+// The shipped machine with the request's changes derived over it, as a `base:` file's
+// (docs/topology-schema.md): its `links` entries (one with the endpoints of a link changes it,
+// `remove: true` removes it, any other is a new link) and its `variability` section. Errors
+// name `request.links:N`, the Nth entry, or `request.variability`.
+std::shared_ptr<const ConfigNode> changed_machine(const RunRequest& r) {
+  ConfigNode own = ConfigNode::map(at("machine"));
+  own.set("base", ConfigNode::scalar(r.machine, at("machine")));
+  if (!r.links.empty()) {
+    std::string entries;
+    for (const std::string& link : r.links) entries += "- " + link + "\n";  // JSON is YAML
+    own.set("links", ConfigNode::load_string(entries, "request.links"));
+  }
+  if (!r.variability.empty())
+    own.set("variability", ConfigNode::load_string(r.variability, "request.variability"));
   return std::make_shared<const ConfigNode>(topo::resolve_base(std::move(own), ""));
 }
 
 sim::Experiment experiment_of(const RunRequest& r) {
   sim::Experiment e;
   e.topology = r.machine;
-  if (!r.links.empty()) e.topology_document = machine_with_links(r);
+  if (!r.links.empty() || !r.variability.empty()) e.topology_document = changed_machine(r);
   for (const std::string& assignment : r.set) sim::add_override(e, assignment, at("set"));
   e.workloads = {r.workload};
   e.framework = r.framework;
@@ -212,6 +235,8 @@ sim::Experiment experiment_of(const RunRequest& r) {
   e.gpus_written_at.assign(r.gpus.size(), at("gpus"));
   e.batches = {r.batch};
   e.images = r.images;
+  e.samples = r.samples;
+  e.seed = r.seed;
   e.record_timeline = true;
   return e;
 }
@@ -305,6 +330,7 @@ OrderedJson catalog(const Limits& limits) {
                    {"max_gpu_counts", limits.max_gpu_counts},
                    {"max_request_bytes", limits.max_request_bytes},
                    {"max_run_seconds", limits.max_run_seconds},
+                   {"max_samples", limits.max_samples},
                    {"concurrent_runs", limits.concurrent_runs}};
   return out;
 }

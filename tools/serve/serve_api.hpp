@@ -17,6 +17,7 @@ namespace gpuscale::serve {
 struct Limits {
   int max_gpus = 4096;                     // GPUs of one configuration
   int max_gpu_counts = 8;                  // configurations of one run request
+  int max_samples = 64;                    // sampled iterations of one configuration
   std::size_t max_request_bytes = 64 * 1024;
   double max_run_seconds = 60;             // a run past it is ended and reported
   int concurrent_runs = 2;                 // runs answered at once (ApiPool)
@@ -46,6 +47,9 @@ nlohmann::ordered_json machine(const std::string& name);
 //   links     links changed, added or removed, as a `base:` file's `links:` entries
 //             ([{"a": "gpu0", "b": "gpu1", "remove": true}, {"a": "gpu0", "b": "gpu5",
 //             "kind": "nvlink", "lanes": 1}]); `set` applies after them
+//   variability  the machine's spreads, as a machine file's `variability:` section
+//             ({"compute": {"distribution": "normal", "cv": 0.05, "source": "what-if"}})
+//   samples, seed  sampled iterations and their seed (`gpuscale run --samples --seed`)
 //   workload, framework (""; the workload's own), comm, precision (""; the workload's own)
 //   without   mechanisms left out, as `gpuscale run --without` takes them (["input"])
 //   gpus      GPU counts, e.g. [1, 2, 4, 8]

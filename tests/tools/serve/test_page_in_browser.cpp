@@ -159,6 +159,28 @@ links:
             nlohmann::json::parse(cli.out)["results"][0]["iteration_s"].get<double>());
 }
 
+// The error-bars lesson's run (a 5% spread on each GPU's kernels, 32 samples): the page shows
+// the percentiles `gpuscale run --samples` prints.
+TEST_F(PageInBrowser, ASampledRunShowsThePercentilesRunPrints) {
+  const Cells page = cells_of(browse("?workload=resnet-50&framework=pytorch-ddp&comm=nccl"
+                                     "&gpus=1,8&without=input&compute_cv=0.05&samples=32",
+                                     "--dump-dom"));
+  const std::string file = gpuscale::testing::write_temp_file(
+      "spread.yaml", "base: dgx1-v100\nvariability:\n  compute: {distribution: normal, cv: 0.05, "
+                     "source: \"a what-if on gpuscale serve's page\"}\n");
+  const auto cli = run_command(std::string(GPUSCALE_EXECUTABLE) + " run --topology " + file +
+                               " --workload resnet-50 --framework pytorch-ddp --comm nccl"
+                               " --gpus 1,8 --batch 16 --images 256000 --without input"
+                               " --samples 32 --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  const auto results = nlohmann::json::parse(cli.out)["results"];
+  ASSERT_EQ(page.count(8), 1u);
+  for (const char* key : {"iteration_s", "iteration_p10_s", "iteration_p90_s", "speedup_p10",
+                          "speedup_p90"}) {
+    EXPECT_EQ(page.at(8).at(key), results[1][key].get<double>()) << key;
+  }
+}
+
 // docs/tutorial.md's pictures of the page (docs/figures/serve-*.png): written where
 // GPUSCALE_SCREENSHOT_DIR says, else beside the test's other files.
 TEST_F(PageInBrowser, TakesTheTutorialsScreenshots) {

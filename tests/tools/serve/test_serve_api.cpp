@@ -107,6 +107,31 @@ TEST(ServeApi, ALinkTakenAwayIsTheBaseFilesRemoval) {
   EXPECT_NE(shipped["machine_svg"].get<std::string>().find("gpu0-gpu1"), std::string::npos);
 }
 
+// Error bars (docs/variability.md): a spread on each GPU's kernels, sampled, is the CLI's run of
+// a machine file with that `variability:` section, and 8 GPUs waiting for the slowest lose
+// speedup against the deterministic run.
+TEST(ServeApi, ASampledRunWithASpreadIsTheClisAndWaitsForTheSlowest) {
+  const std::string base = R"({"machine": "dgx1-v100", "workload": "resnet-50",
+                               "framework": "pytorch-ddp", "comm": "nccl", "gpus": [1, 8],
+                               "batch": 16, "images": 256000, "without": ["input"])";
+  const auto deterministic = run(base + "}", Limits{});
+  const auto sampled = run(base + R"(, "samples": 8, "seed": 3, "variability": {"compute":
+                               {"distribution": "normal", "cv": 0.05, "source": "a what-if"}}})",
+                           Limits{});
+  const std::string file = gpuscale::testing::write_temp_file(
+      "noisy-dgx1.yaml", "base: dgx1-v100\nvariability:\n  compute: {distribution: normal, "
+                         "cv: 0.05, source: \"a what-if\"}\n");
+  const auto cli = gpuscale::testing::run_command(
+      std::string(GPUSCALE_EXECUTABLE) + " run --topology " + file +
+      " --workload resnet-50 --framework pytorch-ddp --comm nccl --gpus 1,8 --batch 16"
+      " --images 256000 --without input --samples 8 --seed 3 --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(sampled["results"], nlohmann::ordered_json::parse(cli.out)["results"]);
+  EXPECT_EQ(sampled["results"][1]["samples"], 8);
+  EXPECT_LT(sampled["results"][1]["speedup_p50"].get<double>(),
+            deterministic["results"][1]["speedup"].get<double>());
+}
+
 TEST(ServeApi, BadLinksAreOneLineErrorsNamingTheEntry) {
   auto error_of = [](const std::string& links) {
     return config_error_of([&] {
@@ -128,6 +153,24 @@ TEST(ServeApi, BadLinksAreOneLineErrorsNamingTheEntry) {
         std::pair{R"([3])", "request.links: 3 is no link"},
         std::pair{R"({"a": "gpu0"})", "request.links: must be a list"}}) {
     const std::string message = error_of(links);
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST(ServeApi, BadSpreadsAndSamplesAreOneLineErrorsNamingTheKey) {
+  const std::string base = R"({"machine": "dgx1-v100", "comm": "p2p", "gpus": [2], "batch": 16)";
+  for (const auto& [rest, expected] :
+       {std::pair{R"("samples": 4, "variability": {"compute": {"distribution": "normal",
+                     "cv": 5, "source": "x"}})",
+                  "request.variability:1: cv of variability.compute is 5, outside 0..0.3"},
+        std::pair{R"("samples": 4, "variability": {"gpu": {}})",
+                  "request.variability:1: unknown key 'gpu' in variability"},
+        std::pair{R"("variability": [1])", "request.variability: must be an object"},
+        std::pair{R"("samples": 1000)", "request.samples: 1000 is not a whole number from 0 to 64"},
+        std::pair{R"("seed": 3)", "request.seed: only matters with samples"}}) {
+    const std::string message =
+        config_error_of([&] { run(base + ", " + rest + "}", Limits{}); });
     EXPECT_NE(message.find(expected), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }

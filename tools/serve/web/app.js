@@ -25,6 +25,18 @@ const COLUMNS = [
   { key: "max_link_utilisation", head: "busiest link", show: pct, doc: "replay.md#what-each-number-of-a-result-means" },
 ];
 
+// The columns a sampled run adds (docs/variability.md): the iteration's 10th and 90th
+// percentiles and the speedups they give.
+const SAMPLED_COLUMNS = [
+  { key: "iteration_p10_s", head: "p10 ms", show: ms, doc: "variability.md#samples" },
+  { key: "iteration_p90_s", head: "p90 ms", show: ms, doc: "variability.md#samples" },
+  { key: "speedup_p10", head: "speedup p10", show: (v) => v.toFixed(2), doc: "variability.md#samples" },
+  { key: "speedup_p90", head: "speedup p90", show: (v) => v.toFixed(2), doc: "variability.md#samples" },
+];
+
+// What a lesson leaves as shipped unless it says otherwise.
+const LESSON_DEFAULTS = { set: [], remove: [], add: [], samples: "", seed: 1, compute_cv: "", host_cv: "" };
+
 function ms(seconds) { return (seconds * 1e3).toFixed(2); }
 function pct(fraction) { return (fraction * 100).toFixed(1) + "%"; }
 
@@ -42,6 +54,8 @@ const LESSONS = [
     text: "With gpu0–gpu1's NVLink taken away (under Each link), those two GPUs share no NVLink, so MXNet copies between them through the host, over PCIe and QPI: WU grows. Untick it, add a link of your own instead, and see which GPUs' ports are all taken." },
   { title: "A big model hides the exchange", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "mxnet", comm: "nccl_reduce_bcast", gpus: "1,2,4,8", batch: 16, without: ["input"] },
     text: "ResNet-50 computes far longer per byte of gradient than LeNet, so its exchange hides behind backward and it scales nearly linearly." },
+  { title: "Error bars: the wait for the slowest GPU", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "pytorch-ddp", comm: "nccl", gpus: "1,2,4,8", batch: 16, without: ["input"], compute_cv: 0.05, samples: 32 },
+    text: "Each GPU's kernels now take 5% more or less from one iteration to the next (a what-if spread), and every allreduce waits for the slowest GPU: the more GPUs, the slower the slowest. Compare the median speedup with the deterministic run's (empty Samples), and the band on the chart." },
 ];
 
 let catalog = null;
@@ -216,7 +230,21 @@ function applyChanges(assignments) {
   return applied;
 }
 
+// The spreads of the form as a machine file's `variability:` section (docs/variability.md).
+function variability() {
+  const section = {};
+  for (const [part, id] of [["compute", "compute_cv"], ["host", "host_cv"]]) {
+    const cv = Number($(id).value);
+    if ($(id).value !== "" && cv > 0) section[part] = { distribution: "normal", cv, source: "a what-if on gpuscale serve's page" };
+  }
+  return section;
+}
+
 function request() {
+  const samples = Number($("samples").value) || 0;
+  const seed = $("seed").value === "" ? 1 : Number($("seed").value);  // the CLI's default
+  const sampled = samples > 0 ? { samples, seed } : {};
+  const spread = variability();
   return {
     machine: $("machine").value,
     set: kindChanges(),
@@ -229,6 +257,8 @@ function request() {
     gpus: $("gpus").value.split(",").map((s) => Number(s.trim())).filter((n) => n > 0),
     batch: Number($("batch").value),
     images: Number($("images").value) || 0,
+    ...(Object.keys(spread).length ? { variability: spread } : {}),
+    ...sampled,
   };
 }
 
@@ -240,7 +270,9 @@ function describeLink(l) {
 }
 
 function label(r) {
-  const what = [...r.set, ...r.links.map(describeLink)].map((x) => `, ${x}`).join("");
+  const spreads = Object.entries(r.variability || {}).map(([part, d]) => `${part} ±${(d.cv * 100).toPrecision(2)}%`);
+  const sampled = r.samples ? [`${r.samples} samples, seed ${r.seed}`] : [];
+  const what = [...r.set, ...r.links.map(describeLink), ...spreads, ...sampled].map((x) => `, ${x}`).join("");
   const without = r.without.length ? `, without ${r.without.join(", ")}` : "";
   return `${r.workload} on ${r.machine}${what}, ${r.comm}, batch ${r.batch}${without}`;
 }
@@ -253,10 +285,11 @@ function docLink(doc, text) {
 }
 
 function showRows(results) {
+  const columns = results.length && results[0].samples ? [...COLUMNS, ...SAMPLED_COLUMNS] : COLUMNS;
   const table = $("rows");
   table.replaceChildren();
   const head = table.insertRow();
-  for (const c of COLUMNS) {
+  for (const c of columns) {
     const th = document.createElement("th");
     th.appendChild(docLink(c.doc, c.head));
     head.appendChild(th);
@@ -264,7 +297,7 @@ function showRows(results) {
   for (const r of results) {
     const row = table.insertRow();
     row.dataset.gpus = r.gpus;
-    for (const c of COLUMNS) {
+    for (const c of columns) {
       const cell = row.insertCell();
       cell.dataset.key = c.key;
       cell.dataset.value = JSON.stringify(r[c.key]);
@@ -293,6 +326,11 @@ function speedupChart(series) {
   svg += `<text x="12" y="${top + 8}" font-size="12">speedup</text>`;
   svg += `<line x1="${left}" y1="${height - bottom}" x2="${width - right}" y2="${height - bottom}" stroke="#333"/>`;
   series.forEach((s, i) => {
+    if (s.results.length && s.results[0].samples) {  // the 10th to 90th percentile, shaded
+      const band = [...s.results.map((r) => `${x(r.gpus)},${y(r.speedup_p90)}`),
+                    ...[...s.results].reverse().map((r) => `${x(r.gpus)},${y(r.speedup_p10)}`)].join(" ");
+      svg += `<polygon points="${band}" fill="${colours[i]}" fill-opacity="0.18" stroke="none"/>`;
+    }
     const points = s.results.map((r) => `${x(r.gpus)},${y(r.speedup)}`).join(" ");
     svg += `<polyline points="${points}" fill="none" stroke="${colours[i]}" stroke-width="2"/>`;
     for (const r of s.results) svg += `<circle cx="${x(r.gpus)}" cy="${y(r.speedup)}" r="3" fill="${colours[i]}"/>`;
@@ -358,7 +396,7 @@ async function setConfig(config) {
     $("machine").value = config.machine;
     await loadMachine(config.machine);
   }
-  for (const key of ["workload", "framework", "comm", "precision", "gpus", "batch", "images"]) {
+  for (const key of ["workload", "framework", "comm", "precision", "gpus", "batch", "images", "samples", "seed", "compute_cv", "host_cv"]) {
     if (config[key] !== undefined) $(key).value = config[key] ? String(config[key]) : "";
   }
   for (const box of $("without").querySelectorAll("input")) {
@@ -418,7 +456,7 @@ function showLessons() {
     button.addEventListener("click", async () => {
       $("lesson-text").textContent = `${i + 1}. ${lesson.text}`;
       resetLinks();
-      await setConfig(lesson.config);
+      await setConfig({ ...LESSON_DEFAULTS, ...lesson.config });
       await run();
     });
     item.appendChild(button);
@@ -432,7 +470,7 @@ function queryConfig(defaults) {
   const config = { ...defaults, gpus: defaults.gpus.join(","), set: query.getAll("set"),
                    remove: query.getAll("remove"), add: query.getAll("add"),
                    without: query.has("without") ? query.get("without").split(",") : defaults.without };
-  for (const key of ["machine", "workload", "framework", "comm", "precision", "gpus", "batch", "images"]) {
+  for (const key of ["machine", "workload", "framework", "comm", "precision", "gpus", "batch", "images", "samples", "seed", "compute_cv", "host_cv"]) {
     if (query.has(key)) config[key] = query.get(key);
   }
   return config;
