@@ -85,7 +85,8 @@ std::vector<StageTimes> stage_times(const wl::Workload& w, const TransformerShap
 TrainResult simulate(const TrainJob& job, const TransformerShape& shape) {
   const auto wall_start = std::chrono::steady_clock::now();
   const ParallelLayout& l = job.layout;
-  const topo::Topology machine = sim::machine_for(job.topology, job.overrides, l.gpus());
+  const topo::Topology machine =
+      sim::machine_for(job.topology, job.overrides, l.gpus(), job.topology_document);
   const topo::Router router(machine, machine.default_routing());
   const wl::Workload w = workload_at_precision(job);
   const wl::WorkloadCosts costs = wl::compute_costs(w);
@@ -170,7 +171,8 @@ TrainResult run_checked(const TrainJob& job, const TransformerShape& shape) {
 }
 
 int gpus_per_node_of(const TrainJob& job, int gpus) {
-  return sim::gpus_per_node(sim::machine_for(job.topology, job.overrides, gpus));
+  return sim::gpus_per_node(
+      sim::machine_for(job.topology, job.overrides, gpus, job.topology_document));
 }
 
 }  // namespace

@@ -4,18 +4,22 @@
 // process). Stage times come from the compute model at the micro-batch (docs/parallelism.md).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/parallel/layout.hpp"
 #include "sim/parallel/parallel_memory.hpp"
 #include "sim/parallel/pipeline_sim.hpp"
+#include "topologies/core/config_tree.hpp"
 
 namespace gpuscale::par {
 
 struct TrainJob {
   std::string topology = "dgx-h200-superpod";
   std::vector<std::string> overrides;  // --set on the machine
+  // A machine held in memory (`gpuscale serve`'s what-if, `base:` resolved); `topology` names it.
+  std::shared_ptr<const ConfigNode> topology_document;
   std::string workload = "gpt3-175b";
   // The precision recipe (--precision), as Megatron-LM runs it (workloads/frameworks/
   // megatron-lm.yaml); empty: the workload's own `precision:`.

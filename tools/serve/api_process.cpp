@@ -17,6 +17,15 @@ namespace {
 
 constexpr char kMachine = 'M';
 constexpr char kRun = 'R';
+constexpr char kTrain = 'T';
+
+nlohmann::ordered_json answer_of(char question, const std::string& payload, const Limits& limits) {
+  switch (question) {
+    case kMachine: return machine(payload);
+    case kRun: return run(payload, limits);
+    default: return train(payload, limits);
+  }
+}
 
 bool write_bytes(int fd, const void* data, std::size_t size) {
   const char* p = static_cast<const char*>(data);
@@ -62,7 +71,7 @@ ApiAnswer error_answer(int status, const std::string& message) {
 
 ApiAnswer answer(char question, const std::string& payload, const Limits& limits) {
   try {
-    return {200, (question == kMachine ? machine(payload) : run(payload, limits)).dump()};
+    return {200, answer_of(question, payload, limits).dump()};
   } catch (const ConfigError& e) {
     return error_answer(400, e.what());
   } catch (const RunTooLong& e) {
@@ -134,6 +143,8 @@ ApiPool::~ApiPool() {
 ApiAnswer ApiPool::machine(const std::string& name) { return ask(kMachine, name); }
 
 ApiAnswer ApiPool::run(const std::string& body) { return ask(kRun, body); }
+
+ApiAnswer ApiPool::train(const std::string& body) { return ask(kTrain, body); }
 
 ApiAnswer ApiPool::ask(char question, const std::string& payload) {
   ApiProcess* lent = nullptr;

@@ -52,6 +52,7 @@ class ApiPool {
 
   ApiAnswer machine(const std::string& name);
   ApiAnswer run(const std::string& body);
+  ApiAnswer train(const std::string& body);
 
  private:
   ApiAnswer ask(char question, const std::string& payload);

@@ -136,6 +136,9 @@ HttpServer::HttpServer(const Limits& limits) : impl_(std::make_unique<Impl>(limi
   s.server.Post("/api/run", [&s](const httplib::Request& req, httplib::Response& res) {
     relay(res, s.api.run(req.body));
   });
+  s.server.Post("/api/train", [&s](const httplib::Request& req, httplib::Response& res) {
+    relay(res, s.api.train(req.body));
+  });
 }
 
 HttpServer::~HttpServer() = default;

@@ -21,17 +21,22 @@
 #include "sim/experiment/experiment_file.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "sim/experiment/result_writer.hpp"
+#include "sim/parallel/train_job.hpp"
+#include "sim/parallel/train_output.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/error.hpp"
 #include "topologies/core/shipped_files.hpp"
 #include "topologies/src/topology.hpp"
 #include "topologies/src/topology_document.hpp"
 #include "topologies/src/topology_loader.hpp"
+#include "tools/serve/request_reader.hpp"
 #include "validation/report/timeline_svg.hpp"
 #include "validation/report/topology_svg.hpp"
 #include "workloads/src/framework.hpp"
 #include "workloads/src/precision_recipe.hpp"
+#include "workloads/src/transformer_layers.hpp"
 #include "workloads/src/workload_document.hpp"
+#include "workloads/src/workload_loader.hpp"
 
 namespace gpuscale::serve {
 namespace {
@@ -42,18 +47,15 @@ using OrderedJson = nlohmann::ordered_json;
 // The page opens with the default study's ResNet-50 (README, "Quick start").
 constexpr const char* kDefaultStudy = "tools/experiments/dgx1-study.yaml";
 constexpr const char* kDefaultWorkload = "resnet-50";
-
-// A request's key, as its errors name it.
-Origin at(const std::string& key) { return Origin{"request." + key, 0}; }
+// Its layouts open with `gpuscale train`'s defaults: GPT-3 175B on 128 DGX H200s
+// (docs/parallelism.md, "Worked example"), at the batch of Narayanan et al. SC'21, Table 1.
+constexpr int kTrainGpus = 1024;
+constexpr int kGlobalBatch = 1536;
 
 // One configuration over a few GPU counts, as a run request names it.
 struct RunRequest {
-  std::string machine;
-  std::vector<std::string> set;
-  // Links added, changed or removed, as a `base:` file's `links:` entries, one JSON object each.
-  std::vector<std::string> links;
-  std::string variability;  // a machine file's `variability:` section, as JSON; empty: the machine's
-  int samples = 0;          // sampled iterations (docs/variability.md); 0: deterministic
+  MachineRequest machine;
+  int samples = 0;  // sampled iterations (docs/variability.md); 0: deterministic
   std::uint64_t seed = 1;
   std::string workload = kDefaultWorkload;
   std::string framework;
@@ -65,120 +67,29 @@ struct RunRequest {
   long images = 0;
 };
 
-const std::vector<std::string>& run_request_keys() {
-  static const std::vector<std::string> keys = {
-      "machine", "set", "links", "variability", "samples", "seed", "workload", "framework", "comm",
-      "precision", "without", "gpus", "batch", "images"};
-  return keys;
-}
-
-std::string string_at(const Json& request, const std::string& key) {
-  const Json& value = request.at(key);
-  if (!value.is_string()) throw ConfigError(at(key), "must be a string");
-  return value.get<std::string>();
-}
-
-long integer_at(const Json& value, const std::string& key, long low, long high) {
-  if (!value.is_number_integer() || value.get<long>() < low || value.get<long>() > high) {
-    throw ConfigError(at(key), fmt::format("{} is not a whole number from {} to {}", value.dump(),
-                                           low, high));
-  }
-  return value.get<long>();
-}
-
-// A list of strings.
-std::vector<std::string> strings_at(const Json& request, const std::string& key) {
-  const Json& value = request.at(key);
-  std::vector<std::string> out;
-  if (!value.is_array()) throw ConfigError(at(key), "must be a list of strings");
-  for (const Json& item : value) {
-    if (!item.is_string()) throw ConfigError(at(key), "must be a list of strings");
-    out.push_back(item.get<std::string>());
-  }
-  return out;
-}
-
-// `name` if `folder` ships it, never a path: the server reads no file outside its data tree.
-// `what` names the folder's files in the error.
-void check_shipped(const std::string& name, const std::string& key, const ShippedFolder& folder,
-                   const std::string& what) {
-  const std::vector<std::string> names = folder.names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    throw ConfigError(at(key), fmt::format("'{}' is no shipped {} (shipped: {})", name, what,
-                                           fmt::join(names, ", ")));
-  }
-}
-
-std::string shipped_name(const Json& request, const std::string& key, const ShippedFolder& folder) {
-  std::string name = string_at(request, key);
-  check_shipped(name, key, folder, folder.what());
-  return name;
-}
-
-Json parse_object(const std::string& body, const Limits& limits) {
-  if (body.size() > limits.max_request_bytes) {
-    throw ConfigError(Origin{"request", 0},
-                      fmt::format("{} bytes, more than the {} a request may hold", body.size(),
-                                  limits.max_request_bytes));
-  }
-  Json request;
-  try {
-    request = Json::parse(body);
-  } catch (const Json::parse_error& e) {
-    throw ConfigError(Origin{"request", 0}, fmt::format("not JSON ({})", e.what()));
-  }
-  if (!request.is_object()) throw ConfigError(Origin{"request", 0}, "must be a JSON object");
-  return request;
-}
-
 RunRequest parse_run_request(const std::string& body, const Limits& limits) {
-  const Json request = parse_object(body, limits);
-  for (const auto& [key, value] : request.items()) {
-    const auto& keys = run_request_keys();
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      throw ConfigError(at(key), fmt::format("unknown key (known: {})", fmt::join(keys, ", ")));
-    }
-  }
-  for (const char* key : {"machine", "comm", "gpus", "batch"}) {
-    if (!request.contains(key)) throw ConfigError(at(key), "missing: every run names it");
-  }
+  std::vector<std::string> keys = machine_keys(/*with_variability=*/true);
+  keys.insert(keys.end(), {"samples", "seed", "workload", "framework", "comm", "precision",
+                           "without", "gpus", "batch", "images"});
+  const Json request = read_request(body, limits.max_request_bytes, keys,
+                                    {"machine", "comm", "gpus", "batch"}, "every run");
   RunRequest r;
-  r.machine = shipped_name(request, "machine", topo::shipped_topologies());
-  if (request.contains("set")) r.set = strings_at(request, "set");
-  if (request.contains("links")) {
-    const Json& links = request["links"];
-    if (!links.is_array()) throw ConfigError(at("links"), "must be a list of links ({a, b, ...})");
-    for (const Json& link : links) {
-      if (!link.is_object()) {
-        throw ConfigError(at("links"), fmt::format("{} is no link: each is an object such as "
-                                                   "{{\"a\": \"gpu0\", \"b\": \"gpu5\", "
-                                                   "\"kind\": \"nvlink\", \"lanes\": 1}}",
-                                                   link.dump()));
-      }
-      r.links.push_back(link.dump());
-    }
-  }
-  if (request.contains("variability")) {
-    if (!request["variability"].is_object()) {
-      throw ConfigError(at("variability"), "must be an object, as a machine file's variability: "
-                                           "section ({\"compute\": {\"distribution\": "
-                                           "\"normal\", \"cv\": 0.05, \"source\": \"...\"}})");
-    }
-    r.variability = request["variability"].dump();
-  }
+  r.machine = read_machine(request);
   if (request.contains("samples"))
-    r.samples = static_cast<int>(integer_at(request["samples"], "samples", 0, limits.max_samples));
+    r.samples = static_cast<int>(integer_at(request, "samples", 0, limits.max_samples));
   if (request.contains("seed")) {
-    if (r.samples == 0) throw ConfigError(at("seed"), "only matters with samples: add them or drop it");
-    r.seed = static_cast<std::uint64_t>(integer_at(request["seed"], "seed", 0, 1L << 53));
+    if (r.samples == 0) {
+      throw ConfigError(request_key("seed"), "only matters with samples: add them or drop it");
+    }
+    r.seed = static_cast<std::uint64_t>(integer_at(request, "seed", 0, 1L << 53));
   }
   if (request.contains("without")) {
     r.without = strings_at(request, "without");
     const auto& known = sim::mechanism_names();
     for (const std::string& name : r.without) {
       if (std::find(known.begin(), known.end(), name) == known.end()) {
-        throw ConfigError(at("without"), fmt::format("'{}' is no mechanism (known: {})", name,
-                                                     fmt::join(known, ", ")));
+        throw ConfigError(request_key("without"), fmt::format("'{}' is no mechanism (known: {})",
+                                                              name, fmt::join(known, ", ")));
       }
     }
   }
@@ -188,51 +99,72 @@ RunRequest parse_run_request(const std::string& body, const Limits& limits) {
     r.framework = shipped_name(request, "framework", wl::shipped_frameworks());
   r.comm = string_at(request, "comm");
   if (request.contains("precision")) r.precision = string_at(request, "precision");
-  const Json& gpus = request["gpus"];
-  if (!gpus.is_array() || gpus.empty() ||
-      gpus.size() > static_cast<std::size_t>(limits.max_gpu_counts)) {
-    throw ConfigError(at("gpus"), fmt::format("must be a list of 1 to {} GPU counts",
-                                              limits.max_gpu_counts));
-  }
-  for (const Json& count : gpus)
-    r.gpus.push_back(static_cast<int>(integer_at(count, "gpus", 1, limits.max_gpus)));
-  r.batch = static_cast<int>(integer_at(request["batch"], "batch", 1, 1 << 20));
-  if (request.contains("images"))
-    r.images = integer_at(request["images"], "images", 0, 1L << 40);
+  r.gpus = integers_at(request, "gpus", static_cast<std::size_t>(limits.max_gpu_counts), 1,
+                       limits.max_gpus);
+  r.batch = static_cast<int>(integer_at(request, "batch", 1, 1 << 20));
+  if (request.contains("images")) r.images = integer_at(request, "images", 0, 1L << 40);
   return r;
 }
 
-// The shipped machine with the request's changes derived over it, as a `base:` file's
-// (docs/topology-schema.md): its `links` entries (one with the endpoints of a link changes it,
-// `remove: true` removes it, any other is a new link) and its `variability` section. Errors
-// name `request.links:N`, the Nth entry, or `request.variability`.
-std::shared_ptr<const ConfigNode> changed_machine(const RunRequest& r) {
-  ConfigNode own = ConfigNode::map(at("machine"));
-  own.set("base", ConfigNode::scalar(r.machine, at("machine")));
-  if (!r.links.empty()) {
-    std::string entries;
-    for (const std::string& link : r.links) entries += "- " + link + "\n";  // JSON is YAML
-    own.set("links", ConfigNode::load_string(entries, "request.links"));
+// One transformer's layouts of a GPU count, as a train request names them.
+struct TrainRequest {
+  par::TrainJob job;  // the machine, the model, the precision and the layout's other settings
+  int gpus = 0;
+  std::vector<int> tps, pps;  // the layouts tried (empty: all valid ones)
+};
+
+TrainRequest parse_train_request(const std::string& body, const Limits& limits) {
+  std::vector<std::string> keys = machine_keys(/*with_variability=*/false);
+  keys.insert(keys.end(), {"workload", "precision", "gpus", "tp", "pp", "micro_batch",
+                           "global_batch", "zero1", "sequence_parallel", "recompute"});
+  const Json request =
+      read_request(body, limits.max_request_bytes, keys, {"machine", "gpus"}, "every layout");
+  TrainRequest t;
+  const MachineRequest machine = read_machine(request);
+  t.job.topology = machine.name;
+  t.job.overrides = machine.set;
+  t.job.topology_document = changed_machine(machine);
+  if (request.contains("workload"))
+    t.job.workload = shipped_name(request, "workload", wl::shipped_workloads());
+  if (request.contains("precision") && !string_at(request, "precision").empty()) {
+    t.job.precision =
+        one_of(request, "precision", wl::precision_recipe_names(), "precision recipe");
   }
-  if (!r.variability.empty())
-    own.set("variability", ConfigNode::load_string(r.variability, "request.variability"));
-  return std::make_shared<const ConfigNode>(topo::resolve_base(std::move(own), ""));
+  t.gpus = static_cast<int>(integer_at(request, "gpus", 1, limits.max_gpus));
+  constexpr std::size_t kMostWays = 16;
+  if (request.contains("tp")) t.tps = integers_at(request, "tp", kMostWays, 1, limits.max_gpus);
+  if (request.contains("pp")) t.pps = integers_at(request, "pp", kMostWays, 1, limits.max_gpus);
+  par::ParallelLayout& l = t.job.layout;
+  l.global_batch = kGlobalBatch;
+  if (request.contains("micro_batch"))
+    l.micro_batch = static_cast<int>(integer_at(request, "micro_batch", 1, 1 << 16));
+  if (request.contains("global_batch"))
+    l.global_batch = static_cast<int>(integer_at(request, "global_batch", 1, 1 << 24));
+  if (request.contains("zero1")) l.zero1 = bool_at(request, "zero1");
+  if (request.contains("sequence_parallel"))
+    l.sequence_parallel = bool_at(request, "sequence_parallel");
+  if (request.contains("recompute")) {
+    l.recompute = par::recompute_by_name(
+        one_of(request, "recompute", par::recompute_names(), "recomputation"));
+  }
+  return t;
 }
 
 sim::Experiment experiment_of(const RunRequest& r) {
   sim::Experiment e;
-  e.topology = r.machine;
-  if (!r.links.empty() || !r.variability.empty()) e.topology_document = changed_machine(r);
-  for (const std::string& assignment : r.set) sim::add_override(e, assignment, at("set"));
+  e.topology = r.machine.name;
+  e.topology_document = changed_machine(r.machine);
+  for (const std::string& assignment : r.machine.set)
+    sim::add_override(e, assignment, request_key("set"));
   e.workloads = {r.workload};
   e.framework = r.framework;
   e.comms = {r.comm};
-  e.comms_written_at = {at("comm")};
+  e.comms_written_at = {request_key("comm")};
   e.precision = r.precision;
-  if (!r.precision.empty()) e.precision_written_at = at("precision");
+  if (!r.precision.empty()) e.precision_written_at = request_key("precision");
   e.without = r.without;
   e.gpus = r.gpus;
-  e.gpus_written_at.assign(r.gpus.size(), at("gpus"));
+  e.gpus_written_at.assign(r.gpus.size(), request_key("gpus"));
   e.batches = {r.batch};
   e.images = r.images;
   e.samples = r.samples;
@@ -301,6 +233,15 @@ std::string run_with_limit(const std::function<std::string()>& work, double limi
   return sim::finish_isolated(child, written);
 }
 
+// The shipped models `train` lays out: those with attention layers (transformer_layers.hpp).
+std::vector<std::string> transformers() {
+  std::vector<std::string> names;
+  for (const std::string& name : wl::shipped_workloads().names()) {
+    if (wl::transformer_layers(wl::load_workload(name)).count > 0) names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace
 
 OrderedJson catalog(const Limits& limits) {
@@ -326,6 +267,15 @@ OrderedJson catalog(const Limits& limits) {
                      {"gpus", study.gpus},
                      {"batch", study.batches.front()},
                      {"images", study.images}};
+  const par::TrainJob train;
+  out["transformers"] = transformers();
+  out["recomputes"] = par::recompute_names();
+  out["train_defaults"] = {{"machine", train.topology},
+                           {"workload", train.workload},
+                           {"gpus", kTrainGpus},
+                           {"micro_batch", train.layout.micro_batch},
+                           {"global_batch", kGlobalBatch},
+                           {"recompute", par::to_string(train.layout.recompute)}};
   out["limits"] = {{"max_gpus", limits.max_gpus},
                    {"max_gpu_counts", limits.max_gpu_counts},
                    {"max_request_bytes", limits.max_request_bytes},
@@ -374,6 +324,19 @@ OrderedJson run(const std::string& body, const Limits& limits) {
   const RunRequest request = parse_run_request(body, limits);
   return OrderedJson::parse(
       run_with_limit([&request] { return simulate(request).dump(); }, limits.max_run_seconds));
+}
+
+OrderedJson train(const std::string& body, const Limits& limits) {
+  const TrainRequest request = parse_train_request(body, limits);
+  return OrderedJson::parse(run_with_limit(
+      [&request] {
+        Json layouts = Json::array();
+        for (const par::TrainResult& r : par::run_layout_sweep(request.job, request.gpus,
+                                                                request.tps, request.pps))
+          layouts.push_back(par::train_output_json(r));
+        return Json{{"layouts", layouts}}.dump();
+      },
+      limits.max_run_seconds));
 }
 
 }  // namespace gpuscale::serve

@@ -59,4 +59,14 @@ nlohmann::ordered_json machine(const std::string& name);
 // simulation runs in a child process, ended (RunTooLong) past Limits::max_run_seconds.
 nlohmann::ordered_json run(const std::string& body, const Limits& limits);
 
+// POST /api/train, `body` a JSON object (docs/serve.md, "The API"): `gpuscale train --sweep`.
+//   machine, set, links   as a run's
+//   workload  a shipped transformer (default gpt3-175b); precision (""; the workload's own)
+//   gpus      the GPUs to lay out
+//   tp, pp    the tensor- and pipeline-parallel sizes tried (absent: every valid one)
+//   micro_batch, global_batch, zero1, sequence_parallel, recompute   as `train` takes them
+// The answer: `layouts`, each as `gpuscale train --format json` prints it, fastest first. The
+// simulation runs in a child process, ended (RunTooLong) past Limits::max_run_seconds.
+nlohmann::ordered_json train(const std::string& body, const Limits& limits);
+
 }  // namespace gpuscale::serve

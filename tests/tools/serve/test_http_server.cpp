@@ -73,6 +73,13 @@ TEST_F(HttpServerTest, AnswersTheApiAndItsErrorsAsJson) {
   EXPECT_EQ(ran->status, 200) << ran->body;
   EXPECT_EQ(nlohmann::json::parse(ran->body)["results"].size(), 2u);
 
+  const auto laid_out = client_->Post(
+      "/api/train", R"({"machine": "dgx-h200-superpod", "gpus": 64, "tp": [8], "pp": [8]})",
+      "application/json");
+  ASSERT_TRUE(laid_out);
+  EXPECT_EQ(laid_out->status, 200) << laid_out->body;
+  EXPECT_EQ(nlohmann::json::parse(laid_out->body)["layouts"].size(), 1u);
+
   const auto bad = client_->Post(
       "/api/run", R"({"machine": "dgx1-v100", "comm": "p2p", "gpus": [1000000], "batch": 16})",
       "application/json");

@@ -181,6 +181,32 @@ TEST_F(PageInBrowser, ASampledRunShowsThePercentilesRunPrints) {
   }
 }
 
+// The layouts' panel: `gpuscale train --sweep`'s layouts, fastest first, with its iteration times.
+TEST_F(PageInBrowser, LayoutsAreTheOnesTrainSweepFinds) {
+  const std::string dom = browse("?machine=dgx-h200-superpod&workload=resnet-50"
+                                 "&framework=pytorch-ddp&comm=nccl&gpus=8"
+                                 "&train&train_gpus=512&train_tp=4,8",
+                                 "--dump-dom");
+  ASSERT_NE(dom.find("data-train-state=\"done\""), std::string::npos) << dom.substr(0, 2000);
+  const auto cli = run_command(std::string(GPUSCALE_EXECUTABLE) +
+                               " train --topology dgx-h200-superpod --workload gpt3-175b --sweep"
+                               " --gpus 512 --tp 4,8 --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  const auto layouts = nlohmann::json::parse(cli.out)["layouts"];
+  const std::regex row(R"re(<tr data-layout="(\d+)x(\d+)x(\d+)">.*?data-key="iteration_s" data-value="([^"]*)")re");
+  std::size_t i = 0;
+  for (auto m = std::sregex_iterator(dom.begin(), dom.end(), row); m != std::sregex_iterator();
+       ++m, ++i) {
+    ASSERT_LT(i, layouts.size());
+    EXPECT_EQ(std::stoi((*m)[1]), layouts[i]["tp"].get<int>()) << i;
+    EXPECT_EQ(std::stoi((*m)[2]), layouts[i]["pp"].get<int>()) << i;
+    EXPECT_EQ(nlohmann::json::parse((*m)[4].str()).get<double>(),
+              layouts[i]["iteration_s"].get<double>())
+        << i;
+  }
+  EXPECT_EQ(i, layouts.size());
+}
+
 // docs/tutorial.md's pictures of the page (docs/figures/serve-*.png): written where
 // GPUSCALE_SCREENSHOT_DIR says, else beside the test's other files.
 TEST_F(PageInBrowser, TakesTheTutorialsScreenshots) {

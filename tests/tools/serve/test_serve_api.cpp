@@ -34,6 +34,9 @@ TEST(ServeApi, TheCatalogOpensOnTheDefaultStudysResNet50OnTheDgx1) {
   EXPECT_TRUE(has("frameworks", "pytorch-ddp"));
   EXPECT_TRUE(has("comms", "nccl_tree"));
   EXPECT_TRUE(has("precisions", "fp32"));
+  EXPECT_TRUE(has("transformers", "gpt3-175b"));
+  EXPECT_FALSE(has("transformers", "resnet-50"));
+  EXPECT_EQ(c["train_defaults"]["machine"], "dgx-h200-superpod");
 }
 
 TEST(ServeApi, AMachineGivesItsLinkKindsAsTheFileWritesThem) {
@@ -171,6 +174,56 @@ TEST(ServeApi, BadSpreadsAndSamplesAreOneLineErrorsNamingTheKey) {
         std::pair{R"("seed": 3)", "request.seed: only matters with samples"}}) {
     const std::string message =
         config_error_of([&] { run(base + ", " + rest + "}", Limits{}); });
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+// Every layout `gpuscale train --sweep` finds, in its order and with its numbers (but the host
+// time each took to simulate), and a machine changed on the page changes the layouts' machine.
+TEST(ServeApi, LayoutsAreTrainSweepsAndTheirMachineCanChange) {
+  const std::string base = R"({"machine": "dgx-h200-superpod", "workload": "gpt3-175b",
+                               "gpus": 512, "tp": [4, 8], "pp": [8, 16])";
+  const auto answer = train(base + "}", Limits{});
+  const auto cli = gpuscale::testing::run_command(
+      std::string(GPUSCALE_EXECUTABLE) +
+      " train --topology dgx-h200-superpod --workload gpt3-175b --sweep --gpus 512 --tp 4,8"
+      " --pp 8,16 --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  auto expected = nlohmann::json::parse(cli.out)["layouts"];
+  auto layouts = nlohmann::json::parse(answer.dump())["layouts"];
+  ASSERT_EQ(layouts.size(), expected.size());
+  ASSERT_GE(layouts.size(), 3u);
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    layouts[i].erase("wall_s");
+    expected[i].erase("wall_s");
+    EXPECT_EQ(layouts[i], expected[i]) << i;
+  }
+  // Half the NVLink bandwidth inside each node slows every layout's tensor-parallel allreduces.
+  const auto slower =
+      train(base + R"(, "set": ["link_kinds.nvlink.lane_bandwidth=12.5 GB/s"]})", Limits{});
+  for (const auto& layout : slower["layouts"]) {
+    for (const auto& shipped : answer["layouts"]) {
+      if (shipped["tp"] == layout["tp"] && shipped["pp"] == layout["pp"])
+        EXPECT_GT(layout["tp_comm_s"].get<double>(), shipped["tp_comm_s"].get<double>());
+    }
+  }
+}
+
+TEST(ServeApi, BadLayoutsAreOneLineErrors) {
+  for (const auto& [body, expected] :
+       {std::pair{R"({"machine": "dgx-h200-superpod", "workload": "resnet-50", "gpus": 8})",
+                  "no attention layer"},
+        std::pair{R"({"machine": "dgx-h200-superpod", "gpus": 8, "recompute": "most"})",
+                  "request.recompute: 'most' is no recomputation"},
+        std::pair{R"({"machine": "dgx-h200-superpod", "gpus": 8, "tp": []})",
+                  "request.tp: must be a list of 1 to 16 numbers"},
+        std::pair{R"({"machine": "dgx-h200-superpod", "gpus": 8, "zero1": "yes"})",
+                  "request.zero1: must be true or false"},
+        std::pair{R"({"machine": "dgx-h200-superpod"})", "request.gpus: missing"},
+        std::pair{R"({"machine": "dgx-h200-superpod", "gpus": 8, "batch": 4})",
+                  "request.batch: unknown key"}}) {
+    const std::string message = config_error_of([&] { train(body, Limits{}); });
     EXPECT_NE(message.find(expected), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }

@@ -34,6 +34,22 @@ const SAMPLED_COLUMNS = [
   { key: "speedup_p90", head: "speedup p90", show: (v) => v.toFixed(2), doc: "variability.md#samples" },
 ];
 
+// The columns of a layout (`gpuscale train --format json`) the layouts' table shows.
+const LAYOUT_COLUMNS = [
+  { key: "tp", head: "TP", show: String, doc: "parallelism.md#validity" },
+  { key: "pp", head: "PP", show: String, doc: "parallelism.md#validity" },
+  { key: "dp", head: "DP", show: String, doc: "parallelism.md#validity" },
+  { key: "micro_batches", head: "micro-batches", show: String, doc: "parallelism.md#tensor-pipeline-and-data-parallelism-together-megatron-lm" },
+  { key: "iteration_s", head: "iteration s", show: (v) => v.toFixed(3), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
+  { key: "bubble", head: "bubble", show: pct, doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
+  { key: "tokens_per_s", head: "tokens/s", show: (v) => v.toFixed(0), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
+  { key: "mfu", head: "MFU", show: pct, doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
+  { key: "tp_comm_s", head: "TP comm s", show: (v) => v.toFixed(3), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
+  { key: "pp_comm_s", head: "PP comm s", show: (v) => v.toFixed(3), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
+  { key: "dp_comm_s", head: "DP comm s", show: (v) => v.toFixed(3), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
+  { key: "memory_per_gpu_bytes", head: "memory GB", show: (v) => (v / 1e9).toFixed(1), doc: "parallelism.md#memory-per-gpu-parallel_memoryhpp" },
+];
+
 // What a lesson leaves as shipped unless it says otherwise.
 const LESSON_DEFAULTS = { set: [], remove: [], add: [], samples: "", seed: 1, compute_cv: "", host_cv: "" };
 
@@ -56,6 +72,8 @@ const LESSONS = [
     text: "ResNet-50 computes far longer per byte of gradient than LeNet, so its exchange hides behind backward and it scales nearly linearly." },
   { title: "Error bars: the wait for the slowest GPU", config: { machine: "dgx1-v100", workload: "resnet-50", framework: "pytorch-ddp", comm: "nccl", gpus: "1,2,4,8", batch: 16, without: ["input"], compute_cv: 0.05, samples: 32 },
     text: "Each GPU's kernels now take 5% more or less from one iteration to the next (a what-if spread), and every allreduce waits for the slowest GPU: the more GPUs, the slower the slowest. Compare the median speedup with the deterministic run's (empty Samples), and the band on the chart." },
+  { title: "Lay out GPT-3 on 1,024 H200s", machine: "dgx-h200-superpod", train: { workload: "gpt3-175b", gpus: 1024, tp: "", pp: "", micro_batch: 1, global_batch: 1536, recompute: "none", precision: "" },
+    text: "A 175-billion-parameter model does not fit one GPU: Megatron-LM splits each layer over TP GPUs of a node, the layers into PP pipeline stages, and copies the rest DP times. Every valid layout of 1,024 GPUs, fastest first: a deeper pipeline idles longer (bubble), a wider tensor split talks more inside the node, and the memory column says which fit the H200's 141 GB." },
 ];
 
 let catalog = null;
@@ -238,6 +256,87 @@ function variability() {
     if ($(id).value !== "" && cv > 0) section[part] = { distribution: "normal", cv, source: "a what-if on gpuscale serve's page" };
   }
   return section;
+}
+
+// A comma-separated list of whole numbers (empty: none).
+function numbers(text) {
+  return text.split(",").map((s) => s.trim()).filter((s) => s !== "").map(Number);
+}
+
+function trainRequest() {
+  const tp = numbers($("train-tp").value), pp = numbers($("train-pp").value);
+  return {
+    machine: $("machine").value,
+    set: kindChanges(),
+    links: linkEntries(),
+    workload: $("train-workload").value,
+    precision: $("train-precision").value,
+    gpus: Number($("train-gpus").value),
+    ...(tp.length ? { tp } : {}),
+    ...(pp.length ? { pp } : {}),
+    micro_batch: Number($("train-micro-batch").value),
+    global_batch: Number($("train-global-batch").value),
+    recompute: $("train-recompute").value,
+    zero1: $("train-zero1").checked,
+    sequence_parallel: $("train-sequence-parallel").checked,
+  };
+}
+
+function showLayouts(r, layouts) {
+  $("layouts").hidden = false;
+  const first = layouts[0];
+  $("layouts-caption").textContent = `${r.workload} on ${r.machine} (${r.gpus} × ${first.gpu}), micro-batch ${r.micro_batch}, global batch ${r.global_batch}, recompute ${r.recompute}; precision ${first.precision}: ${layouts.length} valid layout${layouts.length > 1 ? "s" : ""}, fastest first`;
+  const table = $("layout-rows");
+  table.replaceChildren();
+  const head = table.insertRow();
+  for (const c of LAYOUT_COLUMNS) {
+    const th = document.createElement("th");
+    th.appendChild(docLink(c.doc, c.head));
+    head.appendChild(th);
+  }
+  for (const l of layouts) {
+    const row = table.insertRow();
+    row.dataset.layout = `${l.tp}x${l.pp}x${l.dp}`;
+    for (const c of LAYOUT_COLUMNS) {
+      const cell = row.insertCell();
+      cell.dataset.key = c.key;
+      cell.dataset.value = JSON.stringify(l[c.key]);
+      cell.appendChild(docLink(c.doc, c.show(l[c.key])));
+      if (c.key === "memory_per_gpu_bytes" && !l.fits) cell.classList.add("too-big");
+    }
+  }
+}
+
+async function layOut() {
+  const r = trainRequest();
+  showError("");
+  $("train-status").textContent = "laying out…";
+  $("lay-out").disabled = true;
+  try {
+    const answer = await api("/api/train", { method: "POST", body: JSON.stringify(r) });
+    showLayouts(r, answer.layouts);
+    $("train-status").textContent = "";
+    document.body.dataset.trainState = "done";
+  } catch (e) {
+    showError(e.message);
+    $("train-status").textContent = "";
+    document.body.dataset.trainState = "error";
+  } finally {
+    $("lay-out").disabled = false;
+  }
+}
+
+// The layouts' form from `config` (train_defaults, a lesson's `train`, the query string's
+// train_* keys).
+function setTrainConfig(config) {
+  for (const [key, id] of [["workload", "train-workload"], ["gpus", "train-gpus"], ["tp", "train-tp"], ["pp", "train-pp"],
+                           ["micro_batch", "train-micro-batch"], ["global_batch", "train-global-batch"],
+                           ["recompute", "train-recompute"], ["precision", "train-precision"]]) {
+    if (config[key] !== undefined) $(id).value = config[key] ? String(config[key]) : "";
+  }
+  for (const [key, id] of [["zero1", "train-zero1"], ["sequence_parallel", "train-sequence-parallel"]]) {
+    if (config[key] !== undefined) $(id).checked = config[key] === true || config[key] === "1" || config[key] === "true";
+  }
 }
 
 function request() {
@@ -456,8 +555,14 @@ function showLessons() {
     button.addEventListener("click", async () => {
       $("lesson-text").textContent = `${i + 1}. ${lesson.text}`;
       resetLinks();
-      await setConfig({ ...LESSON_DEFAULTS, ...lesson.config });
-      await run();
+      if (lesson.train) {
+        await setConfig({ ...LESSON_DEFAULTS, machine: lesson.machine });
+        setTrainConfig({ zero1: false, sequence_parallel: false, ...lesson.train });
+        await layOut();
+      } else {
+        await setConfig({ ...LESSON_DEFAULTS, ...lesson.config });
+        await run();
+      }
     });
     item.appendChild(button);
     $("lesson-list").appendChild(item);
@@ -476,6 +581,18 @@ function queryConfig(defaults) {
   return config;
 }
 
+// The layouts' form from the query string: `train` lays out on opening, with `train_KEY`s
+// (train_workload, train_gpus, train_tp, train_pp, train_micro_batch, train_global_batch,
+// train_recompute, train_precision, train_zero1, train_sequence_parallel).
+function queryTrainConfig() {
+  const query = new URLSearchParams(location.search);
+  const config = {};
+  for (const key of ["workload", "gpus", "tp", "pp", "micro_batch", "global_batch", "recompute", "precision", "zero1", "sequence_parallel"]) {
+    if (query.has(`train_${key}`)) config[key] = query.get(`train_${key}`);
+  }
+  return config;
+}
+
 async function start() {
   try {
     catalog = await api("/api/catalog");
@@ -488,6 +605,11 @@ async function start() {
   fillSelect($("framework"), catalog.frameworks, true);
   fillSelect($("comm"), catalog.comms);
   fillSelect($("precision"), catalog.precisions, true);
+  fillSelect($("train-workload"), catalog.transformers);
+  fillSelect($("train-recompute"), catalog.recomputes);
+  fillSelect($("train-precision"), catalog.precisions, true);
+  setTrainConfig(catalog.train_defaults);
+  setTrainConfig(queryTrainConfig());
   for (const mechanism of catalog.mechanisms) {
     const box = document.createElement("input");
     box.type = "checkbox";
@@ -503,6 +625,7 @@ async function start() {
   const understood = await setConfig(config);
   $("machine").addEventListener("change", () => loadMachine($("machine").value));
   $("form").addEventListener("submit", (event) => { event.preventDefault(); run(); });
+  $("train-form").addEventListener("submit", (event) => { event.preventDefault(); layOut(); });
   $("pin").addEventListener("click", () => { pinned = current; showComparison(); });
   $("download").addEventListener("click", downloadMachine);
   $("reset-links").addEventListener("click", resetLinks);
@@ -512,6 +635,7 @@ async function start() {
   });
   showLessons();
   if (understood) await run();
+  if (understood && new URLSearchParams(location.search).has("train")) await layOut();
 }
 
 start();
