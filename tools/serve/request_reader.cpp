@@ -81,7 +81,8 @@ std::vector<int> integers_at(const Json& request, const std::string& key, std::s
     throw ConfigError(request_key(key), fmt::format("must be a list of 1 to {} numbers", most));
   }
   std::vector<int> out;
-  for (const Json& item : value) out.push_back(static_cast<int>(whole_number(item, key, low, high)));
+  for (const Json& item : value)
+    out.push_back(static_cast<int>(whole_number(item, key, low, high)));
   return out;
 }
 

@@ -267,15 +267,15 @@ OrderedJson catalog(const Limits& limits) {
                      {"gpus", study.gpus},
                      {"batch", study.batches.front()},
                      {"images", study.images}};
-  const par::TrainJob train;
+  const par::TrainJob layout_defaults;
   out["transformers"] = transformers();
   out["recomputes"] = par::recompute_names();
-  out["train_defaults"] = {{"machine", train.topology},
-                           {"workload", train.workload},
+  out["train_defaults"] = {{"machine", layout_defaults.topology},
+                           {"workload", layout_defaults.workload},
                            {"gpus", kTrainGpus},
-                           {"micro_batch", train.layout.micro_batch},
+                           {"micro_batch", layout_defaults.layout.micro_batch},
                            {"global_batch", kGlobalBatch},
-                           {"recompute", par::to_string(train.layout.recompute)}};
+                           {"recompute", par::to_string(layout_defaults.layout.recompute)}};
   out["limits"] = {{"max_gpus", limits.max_gpus},
                    {"max_gpu_counts", limits.max_gpu_counts},
                    {"max_request_bytes", limits.max_request_bytes},

@@ -106,7 +106,8 @@ std::vector<std::pair<std::string, std::string>> section_links(const std::string
 TEST(DocsHtml, EveryLinkOfThePageLandsOnASection) {
   const auto anchors = docs_anchors();
   const std::string web = data_root() + "/tools/serve/web/";
-  const std::string page = testing::file_bytes(web + "app.js") + testing::file_bytes(web + "index.html");
+  const std::string page =
+      testing::file_bytes(web + "app.js") + testing::file_bytes(web + "index.html");
   // app.js's `doc: "replay.md#..."` and index.html's href="/docs/replay.md#...".
   const auto links = section_links(
       page, std::regex(R"((?:doc: "|/docs/)([a-z0-9-]+\.md)(?:#([^"]+))?")"), "");

@@ -44,7 +44,8 @@ TEST_F(HttpServerTest, ServesThePageItsScriptAndItsStyle) {
        {std::tuple{"/", "text/html", "<script src=\"/app.js\">"},
         std::tuple{"/app.js", "text/javascript", "/api/run"},
         std::tuple{"/style.css", "text/css", "font-family"},
-        std::tuple{"/docs/tutorial.md", "text/html", "id=\"4-a-what-if-machine-of-your-own-15-minutes\""},
+        std::tuple{"/docs/tutorial.md", "text/html",
+                   "id=\"4-a-what-if-machine-of-your-own-15-minutes\""},
         std::tuple{"/docs/figures/serve-default.png", "image/png", "PNG"}}) {
     const auto res = client_->Get(path);
     ASSERT_TRUE(res) << path;
@@ -118,10 +119,10 @@ TEST_F(HttpServerTest, AnswersARunWhileAnotherIsStillRunning) {
                        "application/json");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it holds a process by now
-  const auto quick = client_->Post(
-      "/api/run",
-      R"({"machine": "dgx1-v100", "workload": "lenet", "comm": "p2p", "gpus": [1, 2], "batch": 16})",
-      "application/json");
+  const auto quick = client_->Post("/api/run",
+                                   R"({"machine": "dgx1-v100", "workload": "lenet",
+                                       "comm": "p2p", "gpus": [1, 2], "batch": 16})",
+                                   "application/json");
   ASSERT_TRUE(quick);
   EXPECT_EQ(quick->status, 200) << quick->body;
   EXPECT_EQ(long_run.wait_for(std::chrono::seconds(0)), std::future_status::timeout)

@@ -1,8 +1,9 @@
 // The page in a real browser: Debian's chromium, headless, against `gpuscale serve` on a free
 // port. The default study's case on screen is what `gpuscale run --format json` prints for it,
-// a faster link moves the result the right way, links changed, taken away or added are the
-// CLI's, and the screenshots docs/tutorial.md shows are taken here. Without chromium the tests skip, unless GPUSCALE_REQUIRE_BROWSER is set (CI sets
-// it, and installs chromium).
+// a faster link moves the result the right way, links changed, taken away or added, sampled
+// runs and layouts are the CLI's, and the screenshots docs/tutorial.md shows are taken here.
+// Without chromium the tests skip, unless GPUSCALE_REQUIRE_BROWSER is set (CI sets it, and
+// installs chromium).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -193,7 +194,8 @@ TEST_F(PageInBrowser, LayoutsAreTheOnesTrainSweepFinds) {
                                " --gpus 512 --tp 4,8 --format json");
   ASSERT_EQ(cli.status, 0) << cli.err;
   const auto layouts = nlohmann::json::parse(cli.out)["layouts"];
-  const std::regex row(R"re(<tr data-layout="(\d+)x(\d+)x(\d+)">.*?data-key="iteration_s" data-value="([^"]*)")re");
+  const std::regex row(
+      R"re(<tr data-layout="(\d+)x(\d+)x(\d+)">.*?data-key="iteration_s" data-value="([^"]*)")re");
   std::size_t i = 0;
   for (auto m = std::sregex_iterator(dom.begin(), dom.end(), row); m != std::sregex_iterator();
        ++m, ++i) {
