@@ -209,8 +209,8 @@ TEST_F(PageInBrowser, LayoutsAreTheOnesTrainSweepFinds) {
   EXPECT_EQ(i, layouts.size());
 }
 
-// docs/tutorial.md's pictures of the page (docs/figures/serve-*.png): written where
-// GPUSCALE_SCREENSHOT_DIR says, else beside the test's other files.
+// docs/tutorial.md's and docs/serve.md's pictures of the page (docs/figures/serve-*.png),
+// written where GPUSCALE_SCREENSHOT_DIR says, else beside the test's other files.
 TEST_F(PageInBrowser, TakesTheTutorialsScreenshots) {
   const char* dir = std::getenv("GPUSCALE_SCREENSHOT_DIR");
   const std::string folder = dir != nullptr ? dir : GPUSCALE_TEST_TMPDIR;
@@ -219,7 +219,10 @@ TEST_F(PageInBrowser, TakesTheTutorialsScreenshots) {
        {std::pair{"serve-default.png", ""},
         std::pair{"serve-what-if.png",
                   "?workload=lenet&comm=p2p&without=input"
-                  "&set=link_kinds.pcie.lane_bandwidth%3D1.97%20GB%2Fs"}}) {
+                  "&set=link_kinds.pcie.lane_bandwidth%3D1.97%20GB%2Fs"},
+        std::pair{"serve-layouts.png",
+                  "?machine=dgx-h200-superpod&workload=resnet-50&framework=pytorch-ddp"
+                  "&comm=nccl&gpus=8,64,512&train&train_gpus=1024"}}) {
     const std::string path = folder + "/" + name;
     std::filesystem::remove(path);
     browse(query, "--screenshot='" + path + "'");
