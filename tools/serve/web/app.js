@@ -449,7 +449,12 @@ function showComparison() {
   $("comparison-caption").textContent = `kept: ${pinned.label} | now: ${current.label}`;
   const table = $("comparison-rows");
   table.replaceChildren();
-  headRow(table, ["GPUs", "iteration ms, kept", "iteration ms, now", "change", "speedup, kept", "speedup, now"]);
+  const head = table.insertRow();
+  for (const text of ["GPUs", "iteration ms, kept", "iteration ms, now", "change", "speedup, kept", "speedup, now"]) {
+    const th = document.createElement("th");
+    th.appendChild(docLink("replay.md#what-each-number-of-a-result-means", text));
+    head.appendChild(th);
+  }
   for (const now of current.results) {
     const kept = pinned.results.find((r) => r.gpus === now.gpus);
     if (!kept) continue;
