@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "topologies/src/topology_document.hpp"
+#include "topologies/src/topology_loader.hpp"
 
 namespace gpuscale::serve {
 
@@ -123,14 +124,19 @@ std::vector<std::string> machine_keys(bool with_variability) {
   return keys;
 }
 
-MachineRequest read_machine(const Json& request) {
-  MachineRequest m;
-  m.name = shipped_name(request, "machine", topo::shipped_topologies());
-  if (request.contains("set")) m.set = strings_at(request, "set");
+namespace {
+
+// The links and variability of `request` derived over the shipped machine `name`; null when it
+// gives neither.
+std::shared_ptr<const ConfigNode> changed_machine(const std::string& name, const Json& request) {
+  if (!request.contains("links") && !request.contains("variability")) return nullptr;
+  ConfigNode own = ConfigNode::map(request_key("machine"));
+  own.set("base", ConfigNode::scalar(name, request_key("machine")));
   if (request.contains("links")) {
     const Json& links = request["links"];
     if (!links.is_array())
       throw ConfigError(request_key("links"), "must be a list of links ({a, b, ...})");
+    std::string entries;
     for (const Json& link : links) {
       if (!link.is_object()) {
         throw ConfigError(request_key("links"),
@@ -139,8 +145,9 @@ MachineRequest read_machine(const Json& request) {
                                       "\"lanes\": 1}}",
                                       link.dump()));
       }
-      m.links.push_back(link.dump());
+      entries += "- " + link.dump() + "\n";  // JSON is YAML, an entry per line
     }
+    own.set("links", ConfigNode::load_string(entries, "request.links"));
   }
   if (request.contains("variability")) {
     if (!request["variability"].is_object()) {
@@ -149,23 +156,28 @@ MachineRequest read_machine(const Json& request) {
                         "({\"compute\": {\"distribution\": \"normal\", \"cv\": 0.05, "
                         "\"source\": \"...\"}})");
     }
-    m.variability = request["variability"].dump();
+    own.set("variability",
+            ConfigNode::load_string(request["variability"].dump(), "request.variability"));
   }
-  return m;
+  return std::make_shared<const ConfigNode>(topo::resolve_base(std::move(own), ""));
 }
 
-std::shared_ptr<const ConfigNode> changed_machine(const MachineRequest& m) {
-  if (m.links.empty() && m.variability.empty()) return nullptr;
-  ConfigNode own = ConfigNode::map(request_key("machine"));
-  own.set("base", ConfigNode::scalar(m.name, request_key("machine")));
-  if (!m.links.empty()) {
-    std::string entries;
-    for (const std::string& link : m.links) entries += "- " + link + "\n";  // JSON is YAML
-    own.set("links", ConfigNode::load_string(entries, "request.links"));
+}  // namespace
+
+MachineRequest read_machine(const Json& request) {
+  MachineRequest m;
+  m.name = shipped_name(request, "machine", topo::shipped_topologies());
+  if (request.contains("set")) m.set = strings_at(request, "set");
+  m.document = changed_machine(m.name, request);
+  std::vector<Override> written;
+  for (std::size_t i = 0; i < m.set.size(); ++i)
+    written.push_back({m.set[i], Origin{"request.set", static_cast<int>(i + 1)}});
+  if (m.document) {
+    topo::load_topology_config_with(*m.document, m.name, written);
+  } else {
+    topo::load_topology_config_with(m.name, written);
   }
-  if (!m.variability.empty())
-    own.set("variability", ConfigNode::load_string(m.variability, "request.variability"));
-  return std::make_shared<const ConfigNode>(topo::resolve_base(std::move(own), ""));
+  return m;
 }
 
 }  // namespace gpuscale::serve

@@ -48,18 +48,17 @@ std::string one_of(const nlohmann::json& request, const std::string& key,
 struct MachineRequest {
   std::string name;
   std::vector<std::string> set;
-  std::vector<std::string> links;  // one JSON object each
-  std::string variability;         // a JSON object; empty: the machine's
+  // The shipped machine with the links and the variability derived over it, as a `base:` file's
+  // (docs/topology-schema.md): a links entry with the endpoints of a link changes it,
+  // `remove: true` removes it, any other is a new link. Null when neither is given.
+  std::shared_ptr<const ConfigNode> document;
 };
 
 // The keys a MachineRequest reads: machine, set, links, and variability if `with_variability`.
 std::vector<std::string> machine_keys(bool with_variability);
+// The request's machine, loaded once with its changes so that a bad one is reported here, at the
+// request's key: `request.set:N` and `request.links:N` name the Nth entry, `request.variability`
+// the section.
 MachineRequest read_machine(const nlohmann::json& request);
-
-// The shipped machine with the request's links and variability derived over it, as a `base:`
-// file's (docs/topology-schema.md): a links entry with the endpoints of a link changes it,
-// `remove: true` removes it, any other is a new link. Null when neither is given. Errors name
-// `request.links:N`, the Nth entry, or `request.variability`.
-std::shared_ptr<const ConfigNode> changed_machine(const MachineRequest& m);
 
 }  // namespace gpuscale::serve

@@ -123,7 +123,7 @@ TrainRequest parse_train_request(const std::string& body, const Limits& limits) 
   const MachineRequest machine = read_machine(request);
   t.job.topology = machine.name;
   t.job.overrides = machine.set;
-  t.job.topology_document = changed_machine(machine);
+  t.job.topology_document = machine.document;
   if (request.contains("workload"))
     t.job.workload = shipped_name(request, "workload", wl::shipped_workloads());
   if (request.contains("precision") && !string_at(request, "precision").empty()) {
@@ -153,7 +153,7 @@ TrainRequest parse_train_request(const std::string& body, const Limits& limits) 
 sim::Experiment experiment_of(const RunRequest& r) {
   sim::Experiment e;
   e.topology = r.machine.name;
-  e.topology_document = changed_machine(r.machine);
+  e.topology_document = r.machine.document;
   for (const std::string& assignment : r.machine.set)
     sim::add_override(e, assignment, request_key("set"));
   e.workloads = {r.workload};

@@ -387,4 +387,9 @@ TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,
   return read_topology(machine_document(std::move(doc), overrides), path);
 }
 
+TopologyConfig load_topology_config_with(ConfigNode doc, const std::string& path,
+                                         const std::vector<Override>& overrides) {
+  return read_topology(machine_document(std::move(doc), overrides), path);
+}
+
 }  // namespace gpuscale::topo

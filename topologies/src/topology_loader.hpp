@@ -27,5 +27,8 @@ ConfigNode machine_document(ConfigNode doc, const std::vector<Override>& overrid
 // written inline in another file. `path` names it in messages.
 TopologyConfig load_topology_config(ConfigNode doc, const std::string& path,
                                     const std::vector<std::string>& overrides = {});
+// And with overrides written elsewhere (`gpuscale serve`'s request.set:N), each reported there.
+TopologyConfig load_topology_config_with(ConfigNode doc, const std::string& path,
+                                         const std::vector<Override>& overrides);
 
 }  // namespace gpuscale::topo

@@ -243,8 +243,9 @@ TEST(ServeApi, BadRequestsAreOneLineErrorsNamingTheKey) {
   const std::string negative =
       error_of(R"({"machine": "dgx1-v100", "set": ["link_kinds.nvlink.lane_bandwidth=-25 GB/s"], )" +
                rest + "}");
-  // The machine's loader names a change as `--set` does (its origin), the change itself and why.
-  EXPECT_NE(negative.find("link_kinds.nvlink.lane_bandwidth=-25 GB/s"), std::string::npos)
+  // The machine loader's message, at the change's entry: request.set:N.
+  EXPECT_NE(negative.find("request.set:1: lane_bandwidth of link kind 'nvlink'"),
+            std::string::npos)
       << negative;
   EXPECT_NE(negative.find("is negative"), std::string::npos) << negative;
   EXPECT_NE(error_of(R"({"machine": "dgx1-v100", "comm": "p2p", "gpus": [1000000], "batch": 16})")
