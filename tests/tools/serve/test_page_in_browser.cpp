@@ -182,6 +182,38 @@ TEST_F(PageInBrowser, ASampledRunShowsThePercentilesRunPrints) {
   }
 }
 
+// The machine file the page offers (its download, shown under the links) is the run's machine:
+// the CLI on that file gives the page's numbers, link kinds, links and spreads changed.
+TEST_F(PageInBrowser, ItsMachineFileIsTheMachineItRan) {
+  const std::string dom = browse(
+      "?workload=lenet&comm=p2p&gpus=8&without=input&compute_cv=0.05&samples=8"
+      "&set=link_kinds.pcie.lane_bandwidth%3D1.97%20GB%2Fs&set=links.2.lanes%3D1"
+      "&remove=gpu0,gpu1&remove=gpu4,gpu5&add=gpu0,gpu5,nvlink,1&add=gpu1,gpu4,nvlink,1",
+      "--dump-dom");
+  ASSERT_NE(dom.find("data-state=\"done\""), std::string::npos) << dom.substr(0, 2000);
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(dom, m, std::regex(R"re(<pre id="machine-file">([^<]*)</pre>)re")));
+  std::string yaml = m[1];
+  for (const auto& [entity, text] : {std::pair{"&quot;", "\""}, std::pair{"&gt;", ">"},
+                                     std::pair{"&lt;", "<"}, std::pair{"&amp;", "&"}}) {
+    for (std::size_t at; (at = yaml.find(entity)) != std::string::npos;)
+      yaml.replace(at, std::string(entity).size(), text);
+  }
+  EXPECT_NE(yaml.find("remove: true"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("variability:"), std::string::npos) << yaml;
+  const std::string file = gpuscale::testing::write_temp_file("dgx1-v100-what-if.yaml", yaml);
+  const auto cli = run_command(std::string(GPUSCALE_EXECUTABLE) + " run --topology " + file +
+                               " --workload lenet --framework mxnet --comm p2p --gpus 8"
+                               " --batch 16 --images 256000 --without input --samples 8"
+                               " --format json");
+  ASSERT_EQ(cli.status, 0) << cli.err << yaml;
+  const Cells page = cells_of(dom);
+  ASSERT_EQ(page.count(8), 1u);
+  EXPECT_EQ(page.at(8).at("iteration_s"),
+            nlohmann::json::parse(cli.out)["results"][0]["iteration_s"].get<double>());
+}
+
 // The layouts' panel: `gpuscale train --sweep`'s layouts, fastest first, with its iteration times.
 TEST_F(PageInBrowser, LayoutsAreTheOnesTrainSweepFinds) {
   const std::string dom = browse("?machine=dgx-h200-superpod&workload=resnet-50"

@@ -470,6 +470,7 @@ function showComparison() {
 
 async function run() {
   const r = request();
+  const file = machineFileText();
   showError("");
   $("status").textContent = "running…";
   $("run").disabled = true;
@@ -480,6 +481,7 @@ async function run() {
     $("caption").textContent = label(r);
     showRows(answer.results);
     $("speedup").innerHTML = speedupChart(pinned ? [current, pinned] : [current]);
+    $("machine-file").textContent = file;
     $("timeline").innerHTML = answer.timeline_svg || "";
     $("machine-picture").innerHTML = answer.machine_svg || "";
     $("pin").disabled = false;
@@ -523,7 +525,9 @@ function resetLinks() {
   $("added-links").replaceChildren();
 }
 
-function downloadMachine() {
+// The machine of the form (its link kinds, links and spreads changed) as a `base:` file that
+// `gpuscale run --topology FILE` takes (docs/topology-schema.md, "Deriving a machine from another").
+function machineFileText() {
   const kinds = {};
   for (const input of changedInputs()) {
     if (input.dataset.kind === undefined) continue;
@@ -531,10 +535,11 @@ function downloadMachine() {
     (kinds[input.dataset.kind] ||= []).push(`${key}: ${input.value}${unit}`);
   }
   const links = linkEntries();
+  const spread = variability();
   let yaml = `# A what-if machine made on gpuscale serve's page: run it with\n` +
              `#   gpuscale run --topology ${shipped.name}-what-if.yaml\n` +
              `base: ${shipped.name}\nname: ${shipped.name}-what-if\n` +
-             `description: ${shipped.name} with changed links\n`;
+             `description: ${shipped.name} as changed on the page\n`;
   if (Object.keys(kinds).length) {
     yaml += "link_kinds:\n";
     for (const [kind, fields] of Object.entries(kinds)) yaml += `  ${kind}: {${fields.join(", ")}}\n`;
@@ -545,8 +550,18 @@ function downloadMachine() {
       yaml += `  - {${Object.entries(l).map(([key, value]) => `${key}: ${value}`).join(", ")}}\n`;
     }
   }
+  if (Object.keys(spread).length) {
+    yaml += "variability:          # used by runs with --samples\n";
+    for (const [part, d] of Object.entries(spread)) {
+      yaml += `  ${part}: {distribution: ${d.distribution}, cv: ${d.cv}, source: "${d.source}"}\n`;
+    }
+  }
+  return yaml;
+}
+
+function downloadMachine() {
   const a = document.createElement("a");
-  a.href = URL.createObjectURL(new Blob([yaml], { type: "text/yaml" }));
+  a.href = URL.createObjectURL(new Blob([machineFileText()], { type: "text/yaml" }));
   a.download = `${shipped.name}-what-if.yaml`;
   a.click();
 }
