@@ -21,7 +21,15 @@ struct WebFile {
   std::string text;
 };
 
-// The page's files, read once: the only files the server ever reads besides the shipped YAML.
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The page's files, read once: with the docs (below), the only files the server reads besides
+// the shipped YAML.
 std::map<std::string, WebFile> web_files() {
   const std::string folder = data_root() + "/tools/serve/web/";
   const std::map<std::string, std::string> types = {
@@ -30,25 +38,15 @@ std::map<std::string, WebFile> web_files() {
       {"style.css", "text/css; charset=utf-8"}};
   std::map<std::string, WebFile> files;
   for (const auto& [name, type] : types) {
-    std::ifstream in(folder + name);
-    if (!in) {
+    if (!std::filesystem::is_regular_file(folder + name)) {
       throw ConfigError(Origin{folder + name, 0},
                         "the page's file is missing: reinstall gpuscale or set GPUSCALE_DATA_DIR "
                         "to its source tree");
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    files["/" + name] = {type, text.str()};
+    files["/" + name] = {type, file_text(folder + name)};
   }
   files["/"] = files.at("/index.html");
   return files;
-}
-
-std::string file_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The docs the page's numbers link to, read once: docs/*.md as HTML pages (docs_html.hpp) and the
