@@ -127,15 +127,16 @@ std::vector<std::string> machine_keys(bool with_variability) {
 namespace {
 
 // The links and variability of `request` derived over the shipped machine `name`; null when it
-// gives neither.
+// gives neither (an empty list of links is none).
 std::shared_ptr<const ConfigNode> changed_machine(const std::string& name, const Json& request) {
-  if (!request.contains("links") && !request.contains("variability")) return nullptr;
+  const Json no_links = Json::array();
+  const Json& links = request.contains("links") ? request["links"] : no_links;
+  if (!links.is_array())
+    throw ConfigError(request_key("links"), "must be a list of links ({a, b, ...})");
+  if (links.empty() && !request.contains("variability")) return nullptr;
   ConfigNode own = ConfigNode::map(request_key("machine"));
   own.set("base", ConfigNode::scalar(name, request_key("machine")));
-  if (request.contains("links")) {
-    const Json& links = request["links"];
-    if (!links.is_array())
-      throw ConfigError(request_key("links"), "must be a list of links ({a, b, ...})");
+  if (!links.empty()) {
     std::string entries;
     for (const Json& link : links) {
       if (!link.is_object()) {

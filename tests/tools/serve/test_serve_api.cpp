@@ -55,9 +55,10 @@ TEST(ServeApi, AMachineGivesItsLinkKindsAsTheFileWritesThem) {
 }
 
 TEST(ServeApi, ARunAnswersWhatRunFormatJsonPrints) {
+  // As the page sends it: no link changed, none taken away or added.
   const auto answer = run(R"({"machine": "dgx1-v100", "workload": "lenet", "framework": "mxnet",
                               "comm": "p2p", "gpus": [1, 4], "batch": 16, "images": 256000,
-                              "without": ["input"]})",
+                              "without": ["input"], "set": [], "links": []})",
                           Limits{});
   const auto cli = gpuscale::testing::run_command(
       std::string(GPUSCALE_EXECUTABLE) +

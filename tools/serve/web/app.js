@@ -8,7 +8,8 @@
 const $ = (id) => document.getElementById(id);
 
 // The result columns the table shows: the key of `gpuscale run --format json`, its heading, how
-// a value reads, and the docs section that explains it (test_docs_html.cpp checks each exists).
+// a value reads, the docs section that explains it (test_docs_html.cpp checks each exists), and
+// for memory, when a value is shown red (it does not fit the GPU).
 const COLUMNS = [
   { key: "gpus", head: "GPUs", show: (v) => String(v), doc: "experiments.md#keys" },
   { key: "iteration_s", head: "iteration ms", show: ms, doc: "replay.md#what-each-number-of-a-result-means" },
@@ -21,7 +22,7 @@ const COLUMNS = [
   { key: "efficiency", head: "efficiency", show: pct, doc: "replay.md#what-each-number-of-a-result-means" },
   { key: "throughput", head: "samples/s", show: (v) => v.toFixed(1), doc: "replay.md#what-each-number-of-a-result-means" },
   { key: "epoch_s", head: "epoch s", show: (v) => v.toFixed(1), doc: "replay.md#what-each-number-of-a-result-means" },
-  { key: "memory_gpu0_gb", head: "memory GB", show: (v) => v.toFixed(2), doc: "memory-model.md#memory-per-gpu" },
+  { key: "memory_gpu0_gb", head: "memory GB", show: (v) => v.toFixed(2), doc: "memory-model.md#memory-per-gpu", tooBig: (r) => !r.fits_memory },
   { key: "max_link_utilisation", head: "busiest link", show: pct, doc: "replay.md#what-each-number-of-a-result-means" },
 ];
 
@@ -47,7 +48,7 @@ const LAYOUT_COLUMNS = [
   { key: "tp_comm_s", head: "TP comm s", show: (v) => v.toFixed(3), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
   { key: "pp_comm_s", head: "PP comm s", show: (v) => v.toFixed(3), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
   { key: "dp_comm_s", head: "DP comm s", show: (v) => v.toFixed(3), doc: "parallelism.md#the-simulated-iteration-pipeline_simhpp" },
-  { key: "memory_per_gpu_bytes", head: "memory GB", show: (v) => (v / 1e9).toFixed(1), doc: "parallelism.md#memory-per-gpu-parallel_memoryhpp" },
+  { key: "memory_per_gpu_bytes", head: "memory GB", show: (v) => (v / 1e9).toFixed(1), doc: "parallelism.md#memory-per-gpu-parallel_memoryhpp", tooBig: (l) => !l.fits },
 ];
 
 // What a lesson leaves as shipped unless it says otherwise.
@@ -286,25 +287,7 @@ function showLayouts(r, layouts) {
   $("layouts").hidden = false;
   const first = layouts[0];
   $("layouts-caption").textContent = `${r.workload} on ${r.machine} (${r.gpus} × ${first.gpu}), micro-batch ${r.micro_batch}, global batch ${r.global_batch}, recompute ${r.recompute}; precision ${first.precision}: ${layouts.length} valid layout${layouts.length > 1 ? "s" : ""}, fastest first`;
-  const table = $("layout-rows");
-  table.replaceChildren();
-  const head = table.insertRow();
-  for (const c of LAYOUT_COLUMNS) {
-    const th = document.createElement("th");
-    th.appendChild(docLink(c.doc, c.head));
-    head.appendChild(th);
-  }
-  for (const l of layouts) {
-    const row = table.insertRow();
-    row.dataset.layout = `${l.tp}x${l.pp}x${l.dp}`;
-    for (const c of LAYOUT_COLUMNS) {
-      const cell = row.insertCell();
-      cell.dataset.key = c.key;
-      cell.dataset.value = JSON.stringify(l[c.key]);
-      cell.appendChild(docLink(c.doc, c.show(l[c.key])));
-      if (c.key === "memory_per_gpu_bytes" && !l.fits) cell.classList.add("too-big");
-    }
-  }
+  fillTable($("layout-rows"), LAYOUT_COLUMNS, layouts, (row, l) => { row.dataset.layout = `${l.tp}x${l.pp}x${l.dp}`; });
 }
 
 async function layOut() {
@@ -383,9 +366,10 @@ function docLink(doc, text) {
   return a;
 }
 
-function showRows(results) {
-  const columns = results.length && results[0].samples ? [...COLUMNS, ...SAMPLED_COLUMNS] : COLUMNS;
-  const table = $("rows");
+// A table of `items` (result rows, layouts): each heading linked to the docs section that
+// explains it, and each cell keeping its key and exact value (data-key, data-value) for tests
+// and scripts; `tag` marks each row.
+function fillTable(table, columns, items, tag) {
   table.replaceChildren();
   const head = table.insertRow();
   for (const c of columns) {
@@ -393,17 +377,22 @@ function showRows(results) {
     th.appendChild(docLink(c.doc, c.head));
     head.appendChild(th);
   }
-  for (const r of results) {
+  for (const item of items) {
     const row = table.insertRow();
-    row.dataset.gpus = r.gpus;
+    tag(row, item);
     for (const c of columns) {
       const cell = row.insertCell();
       cell.dataset.key = c.key;
-      cell.dataset.value = JSON.stringify(r[c.key]);
-      cell.appendChild(docLink(c.doc, c.show(r[c.key])));
-      if (c.key === "memory_gpu0_gb" && !r.fits_memory) cell.classList.add("too-big");
+      cell.dataset.value = JSON.stringify(item[c.key]);
+      cell.appendChild(docLink(c.doc, c.show(item[c.key])));
+      if (c.tooBig && c.tooBig(item)) cell.classList.add("too-big");
     }
   }
+}
+
+function showRows(results) {
+  const columns = results.length && results[0].samples ? [...COLUMNS, ...SAMPLED_COLUMNS] : COLUMNS;
+  fillTable($("rows"), columns, results, (row, r) => { row.dataset.gpus = r.gpus; });
 }
 
 // Speedup against the GPU count, a line per run (this one, and the one kept), and ideal scaling.
