@@ -25,7 +25,8 @@ TEST(CliInstall, AnInstalledGpuscaleReadsTheFilesInstalledBesideIt) {
                            "workloads/datasets/imagenet.yaml", "validation/dgx1-mxnet/suite.yaml",
                            "sim/compute/analytic-v100.yaml", "tools/experiments/dgx1-study.yaml",
                            "tools/serve/web/index.html", "tools/serve/web/app.js",
-                           "tools/serve/web/style.css", "docs/serve.md"}) {
+                           "tools/serve/web/style.css", "docs/serve.md",
+                           "docs/figures/serve-default.png"}) {
     EXPECT_TRUE(fs::is_regular_file(share / file)) << file;
   }
   // From another working directory, with no source tree in sight of the executable.
