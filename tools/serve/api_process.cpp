@@ -5,12 +5,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <chrono>
 #include <csignal>
+#include <optional>
 #include <cstdint>
 #include <stdexcept>
 
 #include "topologies/core/error.hpp"
+#include "topologies/core/shipped_files.hpp"
 
 namespace gpuscale::serve {
 namespace {
@@ -94,16 +98,26 @@ ApiAnswer answer(char question, const std::string& payload, const Limits& limits
 
 }  // namespace
 
-ApiProcess::ApiProcess(const Limits& limits) {
-  int questions[2], answers[2];
-  if (::pipe(questions) != 0 || ::pipe(answers) != 0)
+ApiProcess::ApiProcess(const Limits& limits, const std::vector<int>& others) {
+  // Close-on-exec: a program the server's process runs (a test's browser) holds none of them.
+  int questions[2] = {-1, -1}, answers[2] = {-1, -1};
+  if (::pipe2(questions, O_CLOEXEC) != 0 || ::pipe2(answers, O_CLOEXEC) != 0) {
+    for (const int fd : {questions[0], questions[1]})
+      if (fd >= 0) ::close(fd);
     throw std::runtime_error("serve: pipe failed");
+  }
   const pid_t parent = ::getpid();
   pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("serve: fork failed");
+  if (pid_ < 0) {
+    for (const int fd : {questions[0], questions[1], answers[0], answers[1]}) ::close(fd);
+    throw std::runtime_error("serve: fork failed");
+  }
   if (pid_ == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // it serves nobody once the server is gone
     if (::getppid() != parent) ::_exit(1);
+    resolve_only_inside_the_data_tree();  // a request names shipped files, never others
+    // The other processes' pipes: held here, their questions would never end.
+    for (const int fd : others) ::close(fd);
     ::close(questions[1]);
     ::close(answers[0]);
     answer_questions(questions[0], answers[1], limits);
@@ -120,6 +134,8 @@ ApiProcess::~ApiProcess() {
   ::waitpid(pid_, nullptr, 0);
 }
 
+std::vector<int> ApiProcess::pipe_ends() const { return {to_, from_}; }
+
 ApiAnswer ApiProcess::ask(char question, const std::string& payload) {
   ApiAnswer a;
   if (!send(to_, question, payload) || !receive(from_, a.status, a.json))
@@ -128,16 +144,14 @@ ApiAnswer ApiProcess::ask(char question, const std::string& payload) {
 }
 
 ApiPool::ApiPool(const Limits& limits) : wait_s_(limits.max_run_seconds) {
+  std::vector<int> pipes;  // the earlier processes' ends, for each new one to close
   for (int i = 0; i < limits.concurrent_runs; ++i) {
-    processes_.push_back(std::make_unique<ApiProcess>(limits));
+    processes_.push_back(std::make_unique<ApiProcess>(limits, pipes));
     free_.push_back(processes_.back().get());
+    const std::vector<int> ends = processes_.back()->pipe_ends();
+    pipes.insert(pipes.end(), ends.begin(), ends.end());
   }
-}
-
-ApiPool::~ApiPool() {
-  // The last forked first: each process holds copies of the pipes of those forked before it, so
-  // an earlier one sees its questions end only once every later one has exited.
-  while (!processes_.empty()) processes_.pop_back();
+  live_ = processes_.size();
 }
 
 ApiAnswer ApiPool::machine(const std::string& name) { return ask(kMachine, name); }
@@ -151,27 +165,36 @@ ApiAnswer ApiPool::ask(char question, const std::string& payload) {
   {
     std::unique_lock<std::mutex> lock(lending_);
     if (!returned_.wait_for(lock, std::chrono::duration<double>(wait_s_),
-                            [this] { return !free_.empty(); })) {
+                            [this] { return !free_.empty() || live_ == 0; })) {
       return error_answer(503, fmt::format("every one of the {} runs this server makes at once "
                                            "took more than {:g} s: try again in a moment",
                                            processes_.size(), wait_s_));
     }
+    if (live_ == 0) {
+      return error_answer(503, "every process answering this server has ended: restart "
+                               "gpuscale serve (and please report what it was asked)");
+    }
     lent = free_.back();
     free_.pop_back();
   }
-  // Given back however the question ends, so that a failure does not shrink the pool.
-  struct GiveBack {
-    ApiPool& pool;
-    ApiProcess* process;
-    ~GiveBack() {
-      {
-        const std::lock_guard<std::mutex> lock(pool.lending_);
-        pool.free_.push_back(process);
-      }
-      pool.returned_.notify_one();
+  std::optional<ApiAnswer> answered;
+  try {
+    answered = lent->ask(question, payload);
+  } catch (const std::runtime_error&) {
+    // It died (our bug, or the system killed it): it is not lent again, and the pool shrinks.
+  }
+  {
+    const std::lock_guard<std::mutex> lock(lending_);
+    if (answered) {
+      free_.push_back(lent);
+    } else {
+      --live_;
     }
-  } give_back{*this, lent};
-  return lent->ask(question, payload);
+  }
+  returned_.notify_all();
+  if (answered) return *answered;
+  return error_answer(500, "internal error: the process answering this request ended (please "
+                           "report it with the request)");
 }
 
 }  // namespace gpuscale::serve

@@ -26,13 +26,16 @@ struct ApiAnswer {
 // One answering process; it ends with its owner.
 class ApiProcess {
  public:
-  explicit ApiProcess(const Limits& limits);
+  // `others`: the pipe ends of the processes forked before it, which it closes.
+  ApiProcess(const Limits& limits, const std::vector<int>& others);
   ~ApiProcess();
   ApiProcess(const ApiProcess&) = delete;
   ApiProcess& operator=(const ApiProcess&) = delete;
 
-  // The answer to a question (ApiPool's tags) about `payload`; one caller at a time.
+  // The answer to a question (ApiPool's tags) about `payload`; one caller at a time. Throws
+  // std::runtime_error if the process is gone.
   ApiAnswer ask(char question, const std::string& payload);
+  std::vector<int> pipe_ends() const;
 
  private:
   pid_t pid_ = -1;
@@ -42,13 +45,11 @@ class ApiProcess {
 
 // Limits::concurrent_runs answering processes. A question takes the first one free; one that
 // finds none free within Limits::max_run_seconds (every process held by a run that long) is
-// answered 503, as a run past its time is.
+// answered 503, as a run past its time is. A process that dies is answered 500 and not lent
+// again; with none left, every question is answered 503.
 class ApiPool {
  public:
   explicit ApiPool(const Limits& limits);
-  ~ApiPool();
-  ApiPool(const ApiPool&) = delete;
-  ApiPool& operator=(const ApiPool&) = delete;
 
   ApiAnswer machine(const std::string& name);
   ApiAnswer run(const std::string& body);
@@ -60,6 +61,7 @@ class ApiPool {
   double wait_s_;
   std::vector<std::unique_ptr<ApiProcess>> processes_;
   std::vector<ApiProcess*> free_;
+  std::size_t live_ = 0;  // processes not known to be dead
   std::mutex lending_;
   std::condition_variable returned_;
 };

@@ -4,7 +4,6 @@
 
 #include <cctype>
 #include <map>
-#include <regex>
 #include <string_view>
 #include <vector>
 
@@ -27,10 +26,34 @@ std::string escape_html(std::string_view text) {
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
+// Markup nested deeper than this (`[[[[...](x)`, `>>>>...`) is shown as text: our docs nest a
+// level or two, and each level is a recursion.
+constexpr int kMaxNesting = 8;
+
+// Whether a link may go to `target`: a page of these docs, a section, or the web; never a
+// `javascript:` URL or another scheme a browser would run.
+bool is_safe_target(std::string_view target) {
+  const std::size_t scheme_end = target.find(':');
+  if (scheme_end == std::string_view::npos ||
+      target.find_first_of("/?#") < scheme_end) {
+    return true;  // relative
+  }
+  for (const std::string_view allowed : {"http://", "https://", "mailto:"}) {
+    if (target.size() >= allowed.size()) {
+      bool same = true;
+      for (std::size_t k = 0; k < allowed.size(); ++k)
+        same = same && std::tolower(static_cast<unsigned char>(target[k])) == allowed[k];
+      if (same) return true;
+    }
+  }
+  return false;
+}
+
 // Inline Markdown as HTML, or as the plain text a heading's anchor is made of.
 class Inline {
  public:
-  Inline(std::string_view text, bool html) : s_(text), html_(html) {}
+  Inline(std::string_view text, bool html, int nesting = 0)
+      : s_(text), html_(html), nesting_(nesting) {}
 
   std::string render() {
     while (i_ < s_.size()) step();
@@ -40,7 +63,11 @@ class Inline {
  private:
   void step() {
     const char c = s_[i_];
-    if (c == '\\' && i_ + 1 < s_.size() && std::ispunct(static_cast<unsigned char>(s_[i_ + 1]))) {
+    if (nesting_ >= kMaxNesting) {
+      text(s_.substr(i_, 1));
+      ++i_;
+    } else if (c == '\\' && i_ + 1 < s_.size() &&
+               std::ispunct(static_cast<unsigned char>(s_[i_ + 1]))) {
       text(s_.substr(i_ + 1, 1));
       i_ += 2;
     } else if (c == '`') {
@@ -108,12 +135,14 @@ class Inline {
     }
     const std::string_view label = s_.substr(open + 1, close - open - 1);
     const std::string_view target = s_.substr(close + 2, target_end - close - 2);
-    const std::string inner = Inline(label, html_).render();
+    const std::string inner = Inline(label, html_, nesting_ + 1).render();
     if (!html_) {
       out_ += inner;
+    } else if (!is_safe_target(target)) {
+      out_ += inner;  // the label alone
     } else if (image) {
       out_ += fmt::format(R"(<img src="{}" alt="{}">)", escape_html(target),
-                          escape_html(Inline(label, false).render()));
+                          escape_html(Inline(label, false, nesting_ + 1).render()));
     } else {
       out_ += fmt::format(R"(<a href="{}">{}</a>)", escape_html(target), inner);
     }
@@ -141,13 +170,15 @@ class Inline {
       return;
     }
     const std::string inner =
-        Inline(s_.substr(i_ + marker.size(), end - i_ - marker.size()), html_).render();
+        Inline(s_.substr(i_ + marker.size(), end - i_ - marker.size()), html_, nesting_ + 1)
+            .render();
     out_ += html_ ? fmt::format("<{0}>{1}</{0}>", tag, inner) : inner;
     i_ = end + marker.size();
   }
 
   std::string_view s_;
   bool html_;
+  int nesting_;
   std::size_t i_ = 0;
   std::string out_;
 };
@@ -194,9 +225,21 @@ std::vector<std::string> table_cells(std::string_view row) {
   return cells;
 }
 
+// `|---|:--:|`: cells of dashes, each perhaps with a colon at either end.
 bool is_table_separator(std::string_view line) {
-  static const std::regex separator(R"(^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$)");
-  return std::regex_match(line.begin(), line.end(), separator);
+  std::string_view rest = trimmed(line);
+  if (!rest.empty() && rest.front() == '|') rest.remove_prefix(1);
+  if (!rest.empty() && rest.back() == '|') rest.remove_suffix(1);
+  if (rest.empty()) return false;
+  while (true) {
+    const std::size_t bar = rest.find('|');
+    std::string_view cell = trimmed(rest.substr(0, bar));
+    if (!cell.empty() && cell.front() == ':') cell.remove_prefix(1);
+    if (!cell.empty() && cell.back() == ':') cell.remove_suffix(1);
+    if (cell.empty() || cell.find_first_not_of('-') != std::string_view::npos) return false;
+    if (bar == std::string_view::npos) return true;
+    rest.remove_prefix(bar + 1);
+  }
 }
 
 // A list item's marker: "- ", "* ", "+ " or "12. "; its length, or 0 for none.
@@ -230,10 +273,16 @@ bool is_rule(std::string_view line) {
 
 class Blocks {
  public:
-  Blocks(const std::vector<std::string_view>& lines, std::map<std::string, int>& anchors)
-      : lines_(lines), anchors_(anchors) {}
+  Blocks(const std::vector<std::string_view>& lines, std::map<std::string, int>& anchors,
+         int nesting = 0)
+      : lines_(lines), anchors_(anchors), nesting_(nesting) {}
 
   std::string render() {
+    if (nesting_ >= kMaxNesting) {  // shown as it is written
+      std::string text;
+      for (const std::string_view line : lines_) text += std::string(line) + "\n";
+      return "<pre>" + escape_html(text) + "</pre>\n";
+    }
     while (i_ < lines_.size()) block();
     return out_;
   }
@@ -302,7 +351,7 @@ class Blocks {
       if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
       inner.push_back(line);
     }
-    out_ += "<blockquote>\n" + Blocks(inner, anchors_).render() + "</blockquote>\n";
+    out_ += "<blockquote>\n" + Blocks(inner, anchors_, nesting_ + 1).render() + "</blockquote>\n";
   }
 
   void table() {
@@ -380,7 +429,8 @@ class Blocks {
     }
     const std::vector<std::string_view> rest(item.begin() + static_cast<long>(first_block),
                                              item.end());
-    return inline_html(text) + (rest.empty() ? "" : "\n" + Blocks(rest, anchors_).render());
+    return inline_html(text) +
+           (rest.empty() ? "" : "\n" + Blocks(rest, anchors_, nesting_ + 1).render());
   }
 
   void paragraph() {
@@ -395,6 +445,7 @@ class Blocks {
 
   const std::vector<std::string_view>& lines_;
   std::map<std::string, int>& anchors_;
+  int nesting_;
   std::size_t i_ = 0;
   std::string out_;
 };
@@ -421,6 +472,12 @@ bool is_kept_letter(char32_t cp) {
          (cp >= 0x370 && cp <= 0x3FF);
 }
 
+// A kept letter in lower case, as UTF-8 (two bytes: every kept letter is below U+0800).
+std::string lower_case_utf8(char32_t cp) {
+  if ((cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) || (cp >= 0x391 && cp <= 0x3A9)) cp += 0x20;
+  return {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
+}
+
 }  // namespace
 
 std::string heading_anchor(const std::string& heading_markdown) {
@@ -436,8 +493,8 @@ std::string heading_anchor(const std::string& heading_markdown) {
       } else if (is_word_char(c) || c == '-' || c == '_') {
         anchor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       }
-    } else if (is_kept_letter(cp)) {
-      anchor += text.substr(i, length);  // lower case already in our headings' use
+    } else if (is_kept_letter(cp) && length == 2) {
+      anchor += lower_case_utf8(cp);
     }
     i += length;
   }

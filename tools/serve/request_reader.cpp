@@ -14,6 +14,29 @@ using Json = nlohmann::json;
 
 Origin request_key(const std::string& key) { return Origin{"request." + key, 0}; }
 
+namespace {
+
+// A request is a few levels deep (a links entry: 3); deeper is no request of ours, and a value
+// nested thousands deep would recurse as deep in whatever walks it.
+constexpr std::size_t kMaxDepth = 16;
+
+// How deep `value` nests, counted without recursion.
+std::size_t depth_of(const Json& value) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const Json*, std::size_t>> pending = {{&value, 1}};
+  while (!pending.empty()) {
+    const auto [v, depth] = pending.back();
+    pending.pop_back();
+    deepest = std::max(deepest, depth);
+    if (v->is_structured()) {
+      for (const Json& child : *v) pending.emplace_back(&child, depth + 1);
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
 Json read_request(const std::string& body, std::size_t max_bytes,
                   const std::vector<std::string>& known, const std::vector<std::string>& required,
                   const std::string& what) {
@@ -29,6 +52,10 @@ Json read_request(const std::string& body, std::size_t max_bytes,
     throw ConfigError(Origin{"request", 0}, fmt::format("not JSON ({})", e.what()));
   }
   if (!request.is_object()) throw ConfigError(Origin{"request", 0}, "must be a JSON object");
+  if (depth_of(request) > kMaxDepth) {
+    throw ConfigError(Origin{"request", 0},
+                      fmt::format("nested more than {} deep: no request is", kMaxDepth));
+  }
   for (const auto& [key, value] : request.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       throw ConfigError(request_key(key),

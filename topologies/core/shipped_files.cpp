@@ -1,6 +1,7 @@
 #include "topologies/core/shipped_files.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -40,7 +41,22 @@ std::string find_data_root() {
   return GPUSCALE_SOURCE_DIR;
 }
 
+// Set once by resolve_only_inside_the_data_tree(), before any thread starts.
+bool g_inside_the_data_tree_only = false;
+
+// Whether `path` lies under `folder`, links and `..` resolved.
+bool lies_under(const fs::path& path, const fs::path& folder) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  const fs::path f = fs::weakly_canonical(fs::absolute(folder), ec);
+  if (ec) return false;
+  const auto [f_end, p_at] = std::mismatch(f.begin(), f.end(), p.begin(), p.end());
+  return f_end == f.end();
+}
+
 }  // namespace
+
+void resolve_only_inside_the_data_tree() { g_inside_the_data_tree_only = true; }
 
 bool is_file(const std::string& path) {
   std::error_code ec;
@@ -85,6 +101,12 @@ std::string ShippedFolder::resolve(const std::string& name_or_path,
   if (looks_like_path(name_or_path)) {
     fs::path p(name_or_path);
     if (p.is_relative() && !relative_to_dir.empty()) p = fs::path(relative_to_dir) / p;
+    if (g_inside_the_data_tree_only && !lies_under(p, data_root()) && !lies_under(p, dir())) {
+      throw ConfigError(origin.file.empty() ? Origin{name_or_path, 0} : origin,
+                        fmt::format("'{}' is a path outside gpuscale's data tree, which this "
+                                    "server does not read: name a shipped {} ({})",
+                                    name_or_path, what_, fmt::join(names(), ", ")));
+    }
     if (!is_file(p.string())) {
       // Named on the command line: the path itself is the place to blame.
       if (origin.file.empty()) throw ConfigError(Origin{p.string(), 0}, "no such file (check the path)");

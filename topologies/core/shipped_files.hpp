@@ -31,6 +31,12 @@ std::string file_or_name(const std::string& value, const std::string& folder);
 // is no line of a file, such as a command-line option.
 std::string folder_of(const Origin& origin);
 
+// From now on this process reads, through ShippedFolder::resolve, only shipped names and paths
+// inside data_root() (or a shipped folder set by its environment variable): `gpuscale serve`'s
+// processes, so that no request makes the server read a file of its choosing (a `--set
+// cluster.node=/etc/passwd`, a GPU model given as a path). Nothing turns it off.
+void resolve_only_inside_the_data_tree();
+
 class ShippedFolder {
  public:
   // `what` names one file in messages ("topology"); the folder is $`env_var` if set, else
@@ -44,7 +50,8 @@ class ShippedFolder {
 
   // A shipped name or a path to a .yaml file. A relative path is taken relative to
   // `relative_to_dir` (empty: the working directory). `origin` is blamed if nothing matches; with
-  // an empty origin (a name from the command line) a missing path blames the path itself.
+  // an empty origin (a name from the command line) a missing path blames the path itself. After
+  // resolve_only_inside_the_data_tree(), a path outside the data tree is refused, unlooked at.
   std::string resolve(const std::string& name_or_path, const std::string& relative_to_dir,
                       const Origin& origin) const;
 

@@ -73,6 +73,23 @@ echo "<hi>" && true
   EXPECT_EQ(html.find("<script>"), std::string::npos);
 }
 
+// Markdown no doc of ours writes still renders, escaped, in one pass: deep nesting is shown as
+// text, a link that would run script keeps only its label.
+TEST(DocsHtml, InputNoDocWritesRendersEscapedAndEnds) {
+  for (const std::string& markdown : std::vector<std::string>{
+           std::string(100000, '['), std::string(100000, '>'), "|x|\n" + std::string(100000, '-'),
+        std::string(50000, '_') + "a", "`unclosed", "```\nunclosed fence <b>", "- ", "|",
+        "1. ", "![", "[a](", "**", std::string(20000, '*') + "x",
+        "- a\n" + std::string(200, ' ') + "- b"}) {
+    const std::string html = markdown_html(markdown);
+    EXPECT_EQ(html.find("<b>"), std::string::npos) << markdown.substr(0, 40);
+  }
+  const std::string script = markdown_html("[click](javascript:alert(1)) [ok](replay.md#x)");
+  EXPECT_EQ(script.find("javascript"), std::string::npos) << script;
+  EXPECT_NE(script.find(R"(<a href="replay.md#x">ok</a>)"), std::string::npos) << script;
+  EXPECT_EQ(heading_anchor("Über Ω"), "über-ω");
+}
+
 // Each docs page's anchors, as the server renders it.
 std::map<std::string, std::set<std::string>> docs_anchors() {
   std::map<std::string, std::set<std::string>> anchors;

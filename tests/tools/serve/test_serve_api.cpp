@@ -203,12 +203,16 @@ TEST(ServeApi, LayoutsAreTrainSweepsAndTheirMachineCanChange) {
   // Half the NVLink bandwidth inside each node slows every layout's tensor-parallel allreduces.
   const auto slower =
       train(base + R"(, "set": ["link_kinds.nvlink.lane_bandwidth=12.5 GB/s"]})", Limits{});
+  std::size_t compared = 0;
   for (const auto& layout : slower["layouts"]) {
     for (const auto& shipped : answer["layouts"]) {
-      if (shipped["tp"] == layout["tp"] && shipped["pp"] == layout["pp"])
+      if (shipped["tp"] == layout["tp"] && shipped["pp"] == layout["pp"]) {
         EXPECT_GT(layout["tp_comm_s"].get<double>(), shipped["tp_comm_s"].get<double>());
+        ++compared;
+      }
     }
   }
+  EXPECT_EQ(compared, layouts.size());
 }
 
 TEST(ServeApi, BadLayoutsAreOneLineErrors) {

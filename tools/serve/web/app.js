@@ -84,7 +84,7 @@ let pinned = null;    // the run kept for side by side
 
 async function api(path, options) {
   const response = await fetch(path, options);
-  const body = await response.json();
+  const body = await response.json().catch(() => ({}));  // a failure may have no JSON body
   if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
   return body;
 }
@@ -157,7 +157,7 @@ async function loadMachine(name) {
 // back. False (and the error says why) if the machine has no such devices or kind.
 function addLink(a, b, kind, lanes) {
   const devices = shipped.devices.map((d) => d.name);
-  if (!devices.includes(a) || !devices.includes(b) || a === b || !(kind in shipped.link_kinds) || !(lanes >= 1)) {
+  if (!devices.includes(a) || !devices.includes(b) || a === b || !Object.hasOwn(shipped.link_kinds, kind) || !(lanes >= 1)) {
     showError(`add=${a},${b},${kind},${lanes}: a new link joins two of this machine's devices (${devices.join(", ")}) with one of its link kinds (${Object.keys(shipped.link_kinds).join(", ")}) and 1 lane or more`);
     return false;
   }
@@ -193,9 +193,9 @@ const FIELD_UNITS = {
   lanes: ["lanes", ""],
 };
 
-// The inputs whose value differs from the shipped one.
+// The inputs whose value differs from the shipped one (an emptied one keeps the shipped value).
 function changedInputs() {
-  return [...$("links").querySelectorAll("input[data-shipped]")].filter((input) => input.value !== input.dataset.shipped);
+  return [...$("links").querySelectorAll("input[data-shipped]")].filter((input) => input.value !== "" && input.value !== input.dataset.shipped);
 }
 
 // A link kind's changes as `--set` assignments, one per changed value.
