@@ -9,8 +9,8 @@
 
 #include <chrono>
 #include <csignal>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 
 #include "topologies/core/error.hpp"
@@ -144,6 +144,9 @@ ApiAnswer ApiProcess::ask(char question, const std::string& payload) {
 }
 
 ApiPool::ApiPool(const Limits& limits) : wait_s_(limits.max_run_seconds) {
+  // A question written to a process that has died must fail (EPIPE, and that process is dropped),
+  // not end the server with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   std::vector<int> pipes;  // the earlier processes' ends, for each new one to close
   for (int i = 0; i < limits.concurrent_runs; ++i) {
     processes_.push_back(std::make_unique<ApiProcess>(limits, pipes));

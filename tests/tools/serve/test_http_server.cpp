@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
+#include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -171,6 +176,35 @@ TEST(HttpServerShared, AnswersARunWhileAnotherIsStillRunning) {
   const auto ended = long_run.get();
   ASSERT_TRUE(ended);
   EXPECT_EQ(ended->status, 503) << ended->body;
+  server.stop();
+  serving.join();
+}
+
+// The processes answering the API die (here killed): each question lent to a dead one is a 500
+// with a message, it is not lent again, and with none left the server says so (503) rather than
+// waiting or dying of SIGPIPE.
+TEST(HttpServerShared, AnswersWhenItsProcessesHaveDied) {
+  Limits limits;
+  limits.concurrent_runs = 2;
+  HttpServer server(limits);  // forks its answering processes, children of this thread
+  std::ifstream children_file("/proc/self/task/" + std::to_string(::gettid()) + "/children");
+  std::vector<pid_t> children;
+  for (pid_t pid = 0; children_file >> pid;) children.push_back(pid);
+  ASSERT_GE(children.size(), 2u) << "no /proc/.../children to find the answering processes";
+  for (const pid_t pid : children) ::kill(pid, SIGKILL);
+  for (const pid_t pid : children) ::waitpid(pid, nullptr, 0);
+  const int port = server.bind("127.0.0.1", 0);
+  std::thread serving([&server] { server.serve(); });
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(120);
+  for (int tries = 0; tries < 100 && !client.Get("/api/catalog"); ++tries)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const int expected : {500, 500, 503}) {
+    const auto res = client.Get("/api/machine?name=dgx1-v100");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, expected) << res->body;
+    EXPECT_TRUE(nlohmann::json::parse(res->body).contains("error")) << res->body;
+  }
   server.stop();
   serving.join();
 }
