@@ -106,12 +106,15 @@ class Inline {
     i_ = end + ticks;
   }
 
-  // [text](target) or ![alt](source); anything else is text.
+  // [text](target) or ![alt](source); anything else is text. A label is at most
+  // kMaxLabel characters long (CommonMark's 999), so that a line of unclosed `[` takes linear time.
   void link(bool image) {
+    constexpr std::size_t kMaxLabel = 999;
     const std::size_t open = i_ + (image ? 1 : 0);
+    const std::size_t last = std::min(s_.size(), open + kMaxLabel + 2);
     int depth = 0;
     std::size_t close = open;
-    for (; close < s_.size(); ++close) {
+    for (; close < last; ++close) {
       if (s_[close] == '`') {  // brackets inside code do not count
         const std::size_t end = s_.find('`', close + 1);
         if (end == std::string_view::npos) break;
@@ -122,12 +125,12 @@ class Inline {
         break;
       }
     }
-    if (close + 1 >= s_.size() || s_[close] != ']' || s_[close + 1] != '(') {
+    if (close + 1 >= last || s_[close] != ']' || s_[close + 1] != '(') {
       text(s_.substr(i_, 1));
       ++i_;
       return;
     }
-    const std::size_t target_end = s_.find(')', close + 2);
+    const std::size_t target_end = s_.substr(0, close + 2 + kMaxLabel).find(')', close + 2);
     if (target_end == std::string_view::npos) {
       text(s_.substr(i_, 1));
       ++i_;
