@@ -18,28 +18,38 @@
 namespace gpuscale::serve {
 namespace {
 
+// A server with `limits` answering on a free port of 127.0.0.1 from its own thread, and a
+// client of it, once it answers; stopped when it goes.
+struct ServingOnAFreePort {
+  explicit ServingOnAFreePort(const Limits& limits)
+      : server(limits), port(server.bind("127.0.0.1", 0)),
+        serving([this] { server.serve(); }), client("127.0.0.1", port) {
+    client.set_read_timeout(120);
+    for (int tries = 0; tries < 100 && !client.Get("/api/catalog"); ++tries)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ~ServingOnAFreePort() {
+    server.stop();
+    serving.join();
+  }
+
+  HttpServer server;  // forks its answering processes, children of the constructing thread
+  int port;
+  std::thread serving;
+  httplib::Client client;
+};
+
 class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     limits_.max_request_bytes = 4096;
-    server_ = std::make_unique<HttpServer>(limits_);
-    port_ = server_->bind("127.0.0.1", 0);
-    thread_ = std::thread([this] { server_->serve(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    client_->set_read_timeout(120);
-    for (int tries = 0; tries < 100 && !client_->Get("/api/catalog"); ++tries)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  void TearDown() override {
-    server_->stop();
-    thread_.join();
+    served_ = std::make_unique<ServingOnAFreePort>(limits_);
+    client_ = &served_->client;
   }
 
   Limits limits_;
-  std::unique_ptr<HttpServer> server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<ServingOnAFreePort> served_;
+  httplib::Client* client_ = nullptr;
 };
 
 TEST_F(HttpServerTest, ServesThePageItsScriptAndItsStyle) {
@@ -140,20 +150,14 @@ TEST_F(HttpServerTest, ReadsNoFileARequestNames) {
 
 // A class shares the server: one long run holds one of its processes, and another run is answered
 // meanwhile. The long one (GPT-3 175B on 512 to 4,096 GPUs of the SuperPOD, 32 sampled
-// iterations each: minutes) is ended at the limit, 8 s; LeNet on 1 and 2 GPUs takes a fraction of
-// a second.
+// iterations each: over a minute) is ended at the limit, 8 s; LeNet on 1 and 2 GPUs takes a
+// fraction of a second.
 TEST(HttpServerShared, AnswersARunWhileAnotherIsStillRunning) {
   Limits limits;
   limits.max_run_seconds = 8;
   limits.concurrent_runs = 2;
-  HttpServer server(limits);
-  const int port = server.bind("127.0.0.1", 0);
-  std::thread serving([&server] { server.serve(); });
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(120);
-  for (int tries = 0; tries < 100 && !client.Get("/api/catalog"); ++tries)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  auto long_run = std::async(std::launch::async, [port] {
+  ServingOnAFreePort served(limits);
+  auto long_run = std::async(std::launch::async, [port = served.port] {
     httplib::Client other("127.0.0.1", port);
     other.set_read_timeout(120);
     return other.Post("/api/run",
@@ -165,10 +169,10 @@ TEST(HttpServerShared, AnswersARunWhileAnotherIsStillRunning) {
                       "application/json");
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it holds a process by now
-  const auto quick = client.Post("/api/run",
-                                 R"({"machine": "dgx1-v100", "workload": "lenet",
-                                     "comm": "p2p", "gpus": [1, 2], "batch": 16})",
-                                 "application/json");
+  const auto quick = served.client.Post("/api/run",
+                                        R"({"machine": "dgx1-v100", "workload": "lenet",
+                                            "comm": "p2p", "gpus": [1, 2], "batch": 16})",
+                                        "application/json");
   ASSERT_TRUE(quick);
   EXPECT_EQ(quick->status, 200) << quick->body;
   EXPECT_EQ(long_run.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
@@ -176,8 +180,6 @@ TEST(HttpServerShared, AnswersARunWhileAnotherIsStillRunning) {
   const auto ended = long_run.get();
   ASSERT_TRUE(ended);
   EXPECT_EQ(ended->status, 503) << ended->body;
-  server.stop();
-  serving.join();
 }
 
 // The processes answering the API die (here killed): each question lent to a dead one is a 500
@@ -186,27 +188,19 @@ TEST(HttpServerShared, AnswersARunWhileAnotherIsStillRunning) {
 TEST(HttpServerShared, AnswersWhenItsProcessesHaveDied) {
   Limits limits;
   limits.concurrent_runs = 2;
-  HttpServer server(limits);  // forks its answering processes, children of this thread
+  ServingOnAFreePort served(limits);
   std::ifstream children_file("/proc/self/task/" + std::to_string(::gettid()) + "/children");
   std::vector<pid_t> children;
   for (pid_t pid = 0; children_file >> pid;) children.push_back(pid);
   ASSERT_GE(children.size(), 2u) << "no /proc/.../children to find the answering processes";
   for (const pid_t pid : children) ::kill(pid, SIGKILL);
   for (const pid_t pid : children) ::waitpid(pid, nullptr, 0);
-  const int port = server.bind("127.0.0.1", 0);
-  std::thread serving([&server] { server.serve(); });
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(120);
-  for (int tries = 0; tries < 100 && !client.Get("/api/catalog"); ++tries)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   for (const int expected : {500, 500, 503}) {
-    const auto res = client.Get("/api/machine?name=dgx1-v100");
+    const auto res = served.client.Get("/api/machine?name=dgx1-v100");
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, expected) << res->body;
     EXPECT_TRUE(nlohmann::json::parse(res->body).contains("error")) << res->body;
   }
-  server.stop();
-  serving.join();
 }
 
 }  // namespace
