@@ -121,7 +121,7 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
     const double use =
         load.bytes_per_iteration / (r.iteration_s * link.effective_bandwidth().value);
     by_kind[topo::to_string(link.kind)].push_back(use);
-    row.link_uses.push_back({load.link, load.forward, use});
+    if (e.record_link_uses) row.link_uses.push_back({load.link, load.forward, use});
   }
   for (const auto& [kind, values] : by_kind) {
     double sum = 0;
@@ -301,9 +301,11 @@ void check_gpu_counts(const Experiment& e) {
                                                 "a multiple of {}",
                                                 e.gpus[i], e.spatial, e.spatial));
     }
-    // A cluster is sized to the count (machine_for), so each count needs its own machine.
-    check_job_fits(machine_for(e.topology, e.topology_overrides, e.gpus[i], e.topology_document),
-                   e.gpus[i], written_at);
+    // A cluster is sized to the count (machine_config_for), so each count has its own machine.
+    // Its description is enough; building it (ports, connections) is the configuration's work.
+    check_job_fits(
+        machine_config_for(e.topology, e.topology_overrides, e.gpus[i], e.topology_document),
+        e.gpus[i], written_at);
   }
 }
 

@@ -94,6 +94,10 @@ struct Experiment {
   int samples = 0;                              // at most kMaxSamples
   std::uint64_t seed = 1;
   bool record_timeline = false;                 // fill ResultRow::timeline (--trace)
+  // Fill ResultRow::link_uses, what the machine pictures draw (a study's links-*.svg, the page
+  // of `gpuscale serve`): one entry per link direction used, some 165,000 at 16,384 GPUs, which
+  // cost a tenth of such a run to send back from its child process when nothing reads them.
+  bool record_link_uses = false;
   // The validation suite whose measurements `run` prints beside its rows (a shipped name under
   // validation/, a suite folder or its suite.yaml), and where it was named; empty: none. Only
   // the output reads it: the simulation is the same with or without.
@@ -160,7 +164,7 @@ struct ResultRow {
   // Whether every GPU's predicted memory fits it: a run that does not could not have trained.
   bool fits_memory() const { return std::max(memory_gpu0_gb, memory_max_other_gb) <= gpu_memory_gb; }
   std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind
-  std::vector<LinkUse> link_uses;  // every link direction the exchange used
+  std::vector<LinkUse> link_uses;  // every link direction the exchange used (when recorded)
   long activities = 0;
   double wall_s = 0;  // host time the simulation took
   Timeline timeline;  // when the experiment records one

@@ -16,8 +16,38 @@ int gpus_per_node(const topo::Topology& t) {
                                         [&](int g) { return t.devices()[g].node == 0; }));
 }
 
-topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
-                           int gpus, const std::shared_ptr<const ConfigNode>& inline_document) {
+namespace {
+
+// The GPUs a machine's description lists (a cluster's: one node's).
+int gpus_in(const topo::TopologyConfig& config) {
+  return static_cast<int>(
+      std::count_if(config.devices.begin(), config.devices.end(),
+                    [](const topo::DeviceConfig& d) { return d.kind == topo::DeviceKind::Gpu; }));
+}
+
+// Throws ConfigError when `gpus` GPUs do not fit machine `name` of `total` GPUs, `per_node` a node.
+void check_fits(const std::string& name, int total, int per_node, int gpus,
+                const Origin& written_at) {
+  if (gpus > total && total == per_node) {
+    throw ConfigError(written_at,
+                      fmt::format("{} GPUs do not fit '{}': it has {} GPUs, so use 1 to {}", gpus,
+                                  name, total, total));
+  }
+  if (gpus > total || (gpus > per_node && gpus % per_node != 0)) {
+    // A job takes part of one node or whole nodes (machine_for sizes a cluster to whole nodes).
+    const int below = gpus / per_node * per_node;
+    throw ConfigError(written_at,
+                      fmt::format("{} GPUs do not fit '{}': a job takes 1 to {} GPUs of one node "
+                                  "or whole nodes of {} GPUs, so use {} or {}", gpus, name,
+                                  per_node, per_node, below, below + per_node));
+  }
+}
+
+}  // namespace
+
+topo::TopologyConfig machine_config_for(const std::string& topology,
+                                        const std::vector<std::string>& overrides, int gpus,
+                                        const std::shared_ptr<const ConfigNode>& inline_document) {
   const auto load = [&](const std::vector<std::string>& all_overrides) {
     return inline_document ? topo::load_topology_config(*inline_document, topology, all_overrides)
                            : topo::load_topology_config(topology, all_overrides);
@@ -25,32 +55,29 @@ topo::Topology machine_for(const std::string& topology, const std::vector<std::s
   topo::TopologyConfig config = load(overrides);
   if (config.cluster) {
     // A cluster's config holds its node template: its GPUs are one node's.
-    const long per_node = std::max<long>(
-        1, std::count_if(config.devices.begin(), config.devices.end(),
-                         [](const topo::DeviceConfig& d) { return d.kind == topo::DeviceKind::Gpu; }));
+    const int per_node = std::max(1, gpus_in(config));
     auto sized = overrides;
     sized.push_back(fmt::format("cluster.nodes={}", (gpus + per_node - 1) / per_node));
     config = load(sized);
   }
-  return topo::Topology::build(config);
+  return config;
+}
+
+topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
+                           int gpus, const std::shared_ptr<const ConfigNode>& inline_document) {
+  return topo::Topology::build(machine_config_for(topology, overrides, gpus, inline_document));
 }
 
 void check_job_fits(const topo::Topology& t, int gpus, const Origin& written_at) {
-  const int per_node = gpus_per_node(t);
-  const int total = static_cast<int>(t.gpus().size());
-  if (gpus > total && total == per_node) {
-    throw ConfigError(written_at,
-                      fmt::format("{} GPUs do not fit '{}': it has {} GPUs, so use 1 to {}", gpus,
-                                  t.name(), total, total));
-  }
-  if (gpus > total || (gpus > per_node && gpus % per_node != 0)) {
-    // A job takes part of one node or whole nodes (machine_for sizes a cluster to whole nodes).
-    const int below = gpus / per_node * per_node;
-    throw ConfigError(written_at,
-                      fmt::format("{} GPUs do not fit '{}': a job takes 1 to {} GPUs of one node "
-                                  "or whole nodes of {} GPUs, so use {} or {}", gpus, t.name(),
-                                  per_node, per_node, below, below + per_node));
-  }
+  check_fits(t.name(), static_cast<int>(t.gpus().size()), gpus_per_node(t), gpus, written_at);
+}
+
+void check_job_fits(const topo::TopologyConfig& config, int gpus, const Origin& written_at) {
+  // A cluster's devices are one node's; a single machine's are all on its one node.
+  const int per_node = gpus_in(config);
+  if (per_node == 0) return;
+  const int nodes = config.cluster ? config.cluster->nodes : 1;
+  check_fits(config.name, per_node * nodes, per_node, gpus, written_at);
 }
 
 Placement place_job(const topo::Topology& t, int gpus) {

@@ -20,6 +20,11 @@ namespace gpuscale::sim {
 // study's derived machine, its `base:` resolved) and `topology` only names it.
 topo::Topology machine_for(const std::string& topology, const std::vector<std::string>& overrides,
                            int gpus, const std::shared_ptr<const ConfigNode>& inline_document = nullptr);
+// The same machine's description, not built: enough to check that a job fits it (a 16,384-GPU
+// machine takes a tenth of a second to build).
+topo::TopologyConfig machine_config_for(
+    const std::string& topology, const std::vector<std::string>& overrides, int gpus,
+    const std::shared_ptr<const ConfigNode>& inline_document = nullptr);
 
 // The GPUs of one node (of the whole machine when it is not a cluster).
 int gpus_per_node(const topo::Topology& machine);
@@ -33,6 +38,9 @@ struct Placement {
 // Throws ConfigError at `written_at` (the line or option giving the count) when `gpus` GPUs do
 // not fit `machine`: more GPUs than it holds, or more than a node's but not whole nodes.
 void check_job_fits(const topo::Topology& machine, int gpus, const Origin& written_at);
+// The same from the machine's description (machine_config_for). A description without GPUs
+// passes: building it says what is wrong.
+void check_job_fits(const topo::TopologyConfig& machine, int gpus, const Origin& written_at);
 
 // The GPUs, nodes and rings of a job of `gpus` GPUs on `machine`. Throws ConfigError (--gpus) when
 // they do not fit (check_job_fits).

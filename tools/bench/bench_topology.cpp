@@ -24,6 +24,18 @@ void BM_LoadAndExpandLassen(benchmark::State& state) {
 }
 BENCHMARK(BM_LoadAndExpandLassen)->Arg(2)->Arg(32)->Arg(128)->Unit(benchmark::kMillisecond);
 
+// The machine of a 16,384-GPU `run` on the SuperPOD (2,048 nodes of 8 H200s, NVSwitches and a
+// rail-optimised fat tree): what each configuration's machine costs before anything is routed.
+void BM_LoadAndExpandSuperPod(benchmark::State& state) {
+  for (auto _ : state) {
+    auto t = topo::Topology::build(
+        topo::load_topology_config("dgx-h200-superpod", nodes_override(state)));
+    benchmark::DoNotOptimize(t.gpus().size());
+  }
+  state.counters["gpus"] = static_cast<double>(8 * state.range(0));
+}
+BENCHMARK(BM_LoadAndExpandSuperPod)->Arg(64)->Arg(2048)->Unit(benchmark::kMillisecond);
+
 // The routes of one ring around every GPU, from a fresh router (no cached routes).
 void BM_RouteRing(benchmark::State& state) {
   const auto t = topo::Topology::build(topo::load_topology_config("lassen", nodes_override(state)));

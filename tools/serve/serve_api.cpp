@@ -170,6 +170,7 @@ sim::Experiment experiment_of(const RunRequest& r) {
   e.samples = r.samples;
   e.seed = r.seed;
   e.record_timeline = true;
+  e.record_link_uses = true;
   return e;
 }
 

@@ -153,6 +153,7 @@ std::vector<Setting> read_axis(const std::string& axis, const ConfigNode& node,
 Run read_base(const ConfigNode* base, const std::string& folder) {
   Run run;
   run.experiment = base != nullptr ? sim::read_experiment(*base, folder) : sim::Experiment{};
+  run.experiment.record_link_uses = true;  // the study's links-*.svg
   for (const char* key : {"workload", "gpus", "batch", "comm"}) {
     const ConfigNode* n = base != nullptr ? base->find(key) : nullptr;
     if (n != nullptr && n->is_sequence() && n->items().size() > 1) {
