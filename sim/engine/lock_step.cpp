@@ -50,16 +50,26 @@ std::vector<int> op_depths(const coll::Schedule& schedule) {
   return depth;
 }
 
+// Each transfer's route latency, its legs' summed in order (0 for the other ops).
+std::vector<double> route_latencies(const coll::Schedule& schedule, const topo::Topology& topology,
+                                    const OpRoutes& routes) {
+  std::vector<double> latency_s(schedule.ops.size(), 0.0);
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    if (routes[i] == nullptr) continue;
+    for (const topo::Leg& leg : routes[i]->legs) latency_s[i] += leg.latency(topology).value;
+  }
+  return latency_s;
+}
+
+// Per pipeline, the excess of its flows' mean route latency over what its schedule paid per step.
 std::map<int, double> excess_latencies(const coll::Schedule& schedule,
-                                       const topo::Topology& topology, const OpRoutes& routes) {
+                                       const std::vector<double>& route_latency_s) {
   std::map<int, std::pair<double, int>> sums;  // pipeline -> (route latencies, flows)
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const coll::Op& op = schedule.ops[i];
     if (op.kind != coll::Op::Kind::Transfer || op.pipeline < 0) continue;
-    double route_latency_s = 0;
-    for (const topo::Leg& leg : routes[i]->legs) route_latency_s += leg.latency(topology).value;
     auto& [latency_s, flows] = sums[op.pipeline];
-    latency_s += route_latency_s;
+    latency_s += route_latency_s[i];
     ++flows;
   }
   std::map<int, double> excess;
@@ -82,8 +92,16 @@ struct ClosedFormEnd {
   std::size_t first = 0, first_leg_end = 0, crossed_end = 0;
   std::size_t narrowest = kNoDirection;        // its first leg's most loaded link direction
   double share = 0;                            // its share of that direction
+  // Its legs' latencies and shares, in LockStepShape's `legs`: [legs_first, legs_end).
+  std::size_t legs_first = 0, legs_end = 0;
   double tail_s = 0;                           // the latency steps after its last leg
   double end_s = 0;
+};
+
+// A leg of a transfer as its depth shares it: its latency, and its share of its narrowest link.
+struct LegCost {
+  double latency_s = 0;
+  double share = 0;
 };
 
 // What the transfers through one link direction have in common, as far as the closed form's
@@ -281,51 +299,74 @@ OpRoutes op_routes(const coll::Schedule& schedule, const RankRoute& route) {
 std::map<int, double> pipeline_excess_latencies(const coll::Schedule& schedule,
                                                 const topo::Topology& topology,
                                                 const RankRoute& route) {
-  return excess_latencies(schedule, topology, op_routes(schedule, route));
+  return excess_latencies(schedule,
+                          route_latencies(schedule, topology, op_routes(schedule, route)));
 }
 
-std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
-                                            const topo::Topology& topology,
-                                            const OpRoutes& routes) {
+std::vector<LockStepShape::Place> LockStepShape::places_of(const coll::Schedule& schedule) {
   const std::vector<int> depth = op_depths(schedule);
-  const int deepest = depth.empty() ? -1 : *std::max_element(depth.begin(), depth.end());
-  std::vector<std::vector<std::size_t>> transfers(static_cast<std::size_t>(deepest + 1));
-  std::vector<LockStepDepth> depths(static_cast<std::size_t>(deepest + 1));
+  std::vector<Place> places(schedule.ops.size());
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const coll::Op& op = schedule.ops[i];
-    LockStepDepth& d = depths[static_cast<std::size_t>(depth[i])];
-    switch (op.kind) {
-      case coll::Op::Kind::Transfer:
-        transfers[static_cast<std::size_t>(depth[i])].push_back(i);
-        break;
-      case coll::Op::Kind::Reduce:
-        d.reduce_bytes = std::max(d.reduce_bytes, op.bytes);
-        break;
-      case coll::Op::Kind::Delay:
-        d.transfer_s = std::max(d.transfer_s, op.seconds);
-        break;
-    }
+    places[i] = {op.kind, op.src, op.dst, op.pipeline, depth[i]};
   }
-  const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, topology, routes);
+  return places;
+}
+
+std::uint64_t LockStepShape::hash_of(const std::vector<Place>& places) {
+  std::uint64_t h = 14695981039346656037ull;  // FNV-1a over each place's fields
+  const auto add = [&h](std::int64_t v) {
+    h ^= static_cast<std::uint64_t>(v);
+    h *= 1099511628211ull;
+  };
+  for (const Place& p : places) {
+    add(static_cast<std::int64_t>(p.kind));
+    add(p.src);
+    add(p.dst);
+    add(p.pipeline);
+    add(p.depth);
+  }
+  return h;
+}
+
+struct LockStepShape::Data {
+  const topo::Topology* topology = nullptr;
+  OpRoutes routes;
+  std::vector<double> route_latency_s;         // per op (route_latencies)
+  std::vector<std::vector<ClosedFormEnd>> ends;  // per depth, its transfers, their ends unset
+  std::vector<LegCost> legs;                   // ClosedFormEnd::[legs_first, legs_end)
+  std::vector<std::uint32_t> crossed;          // link directions, ClosedFormEnd::[first, crossed_end)
+};
+
+LockStepShape::LockStepShape(const coll::Schedule& schedule, const topo::Topology& topology,
+                             OpRoutes routes)
+    : places_(places_of(schedule)), hash_(hash_of(places_)), data_(std::make_unique<Data>()) {
+  Data& d = *data_;
+  d.topology = &topology;
+  d.routes = std::move(routes);
+  d.route_latency_s = route_latencies(schedule, topology, d.routes);
+  int deepest = -1;
+  for (const Place& p : places_) deepest = std::max(deepest, p.depth);
+  std::vector<std::vector<std::size_t>> transfers(static_cast<std::size_t>(deepest + 1));
+  for (std::size_t i = 0; i < places_.size(); ++i) {
+    if (places_[i].kind == coll::Op::Kind::Transfer)
+      transfers[static_cast<std::size_t>(places_[i].depth)].push_back(i);
+  }
+  d.ends.resize(transfers.size());
   const auto& links = topology.links();
   LinkLoads loads(links.size());
-  std::optional<SharingGroups> sharing;
-  std::vector<ClosedFormEnd> ends;
-  std::vector<std::uint32_t> crossed;  // the link directions of `ends`, in turn
-  for (std::size_t k = 0; k < depths.size(); ++k) {
+  for (std::size_t k = 0; k < transfers.size(); ++k) {
     for (std::size_t i : transfers[k]) {
-      const topo::Route& r = *routes[i];
+      const topo::Route& r = *d.routes[i];
       for (std::size_t leg = 0; leg < r.legs.size(); ++leg) {
         for (const topo::Hop& hop : r.legs[leg].hops) ++loads.at(leg, hop);
       }
     }
-    ends.clear();
-    crossed.clear();
+    d.ends[k].reserve(transfers[k].size());
     for (std::size_t i : transfers[k]) {
-      const coll::Op& op = schedule.ops[i];
-      const topo::Route& r = *routes[i];
-      ClosedFormEnd end{.op = i, .first = crossed.size(), .first_leg_end = crossed.size()};
-      double route_latency_s = 0;
+      const topo::Route& r = *d.routes[i];
+      ClosedFormEnd end{.op = i, .first = d.crossed.size(), .first_leg_end = d.crossed.size(),
+                        .legs_first = d.legs.size()};
       for (std::size_t leg = 0; leg < r.legs.size(); ++leg) {
         double share = std::numeric_limits<double>::infinity();
         for (const topo::Hop& hop : r.legs[leg].hops) {
@@ -336,17 +377,50 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
             share = hop_share;
             if (leg == 0) end.narrowest = link_direction(hop);
           }
-          crossed.push_back(static_cast<std::uint32_t>(link_direction(hop)));
+          d.crossed.push_back(static_cast<std::uint32_t>(link_direction(hop)));
         }
         const double latency_s = r.legs[leg].latency(topology).value;
         if (leg == 0) {
           end.start_s = latency_s;
           end.share = share;
-          end.first_leg_end = crossed.size();
+          end.first_leg_end = d.crossed.size();
         }
-        route_latency_s += latency_s;
-        end.end_s += latency_s + op.bytes / share;
+        d.legs.push_back({latency_s, share});
       }
+      end.one_leg = r.legs.size() == 1;
+      end.crossed_end = d.crossed.size();
+      end.legs_end = d.legs.size();
+      d.ends[k].push_back(end);
+    }
+    loads.clear();
+  }
+}
+
+LockStepShape::~LockStepShape() = default;
+LockStepShape::LockStepShape(LockStepShape&&) noexcept = default;
+
+bool LockStepShape::fits(const std::vector<Place>& places) const { return places == places_; }
+
+std::vector<LockStepDepth> LockStepShape::depths(const coll::Schedule& schedule) const {
+  const Data& d = *data_;
+  std::vector<LockStepDepth> depths(d.ends.size());
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    const coll::Op& op = schedule.ops[i];
+    LockStepDepth& depth = depths[static_cast<std::size_t>(places_[i].depth)];
+    if (op.kind == coll::Op::Kind::Reduce) depth.reduce_bytes = std::max(depth.reduce_bytes, op.bytes);
+    if (op.kind == coll::Op::Kind::Delay) depth.transfer_s = std::max(depth.transfer_s, op.seconds);
+  }
+  const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, d.route_latency_s);
+  std::optional<SharingGroups> sharing;
+  std::vector<ClosedFormEnd> ends;
+  for (std::size_t k = 0; k < d.ends.size(); ++k) {
+    if (d.ends[k].empty()) continue;
+    ends = d.ends[k];
+    for (ClosedFormEnd& end : ends) {
+      const coll::Op& op = schedule.ops[end.op];
+      for (std::size_t leg = end.legs_first; leg < end.legs_end; ++leg)
+        end.end_s += d.legs[leg].latency_s + op.bytes / d.legs[leg].share;
+      const double route_latency_s = d.route_latency_s[end.op];
       if (op.pipeline < 0) {
         end.tail_s = (op.latency_steps - 1) * route_latency_s;
       } else {
@@ -354,18 +428,33 @@ std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
                                        route_latency_s);
       }
       end.end_s += end.tail_s;
-      end.one_leg = r.legs.size() == 1;
-      end.crossed_end = crossed.size();
-      ends.push_back(end);
     }
-    if (!ends.empty()) {
-      depths[k].transfer_s = std::max(depths[k].transfer_s,
-                                      depth_end_s(schedule, routes, ends, crossed, sharing,
-                                                  topology));
-    }
-    loads.clear();
+    depths[k].transfer_s = std::max(
+        depths[k].transfer_s, depth_end_s(schedule, d.routes, ends, d.crossed, sharing, *d.topology));
   }
   return depths;
+}
+
+void LockStepShape::add_link_bytes(const coll::Schedule& schedule,
+                                   std::vector<double>& link_bytes) const {
+  const Data& d = *data_;
+  // In the order of the ops, then of each one's legs and hops: the sums are those a flow-by-flow
+  // replay adds, to the last bit.
+  std::vector<const ClosedFormEnd*> end_of(schedule.ops.size(), nullptr);
+  for (const auto& depth : d.ends) {
+    for (const ClosedFormEnd& end : depth) end_of[end.op] = &end;
+  }
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    if (end_of[i] == nullptr) continue;
+    for (std::size_t c = end_of[i]->first; c < end_of[i]->crossed_end; ++c)
+      link_bytes[d.crossed[c]] += schedule.ops[i].bytes;
+  }
+}
+
+std::vector<LockStepDepth> lock_step_depths(const coll::Schedule& schedule,
+                                            const topo::Topology& topology,
+                                            const OpRoutes& routes) {
+  return LockStepShape(schedule, topology, routes).depths(schedule);
 }
 
 double lock_step_seconds(const std::vector<LockStepDepth>& depths, double reduce_bandwidth_Bps) {

@@ -132,16 +132,23 @@ const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
       schedule.algorithm, schedule.payload_bytes, schedule.ops.size(), first_src, transfer_bytes});
   if (!fresh) return it->second;
   LockStepCost& cost = it->second;
-  const OpRoutes routes = op_routes(schedule, rank_route());
-  cost.depths = lock_step_depths(schedule, topology_, routes);
+  const LockStepShape& shape = lock_step_shape(schedule);
+  cost.depths = shape.depths(schedule);
   std::vector<double> bytes(link_bytes_.size(), 0.0);
-  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
-    if (routes[i] != nullptr) add_route_bytes(bytes, *routes[i], schedule.ops[i].bytes);
-  }
+  shape.add_link_bytes(schedule, bytes);
   for (size_t slot = 0; slot < bytes.size(); ++slot) {
     if (bytes[slot] > 0) cost.link_bytes.emplace_back(slot, bytes[slot]);
   }
   return cost;
+}
+
+const LockStepShape& ScheduleCompiler::lock_step_shape(const coll::Schedule& schedule) {
+  const std::vector<LockStepShape::Place> places = LockStepShape::places_of(schedule);
+  std::vector<LockStepShape>& same_hash = lock_step_shapes_[LockStepShape::hash_of(places)];
+  for (const LockStepShape& shape : same_hash) {
+    if (shape.fits(places)) return shape;
+  }
+  return same_hash.emplace_back(schedule, topology_, op_routes(schedule, rank_route()));
 }
 
 DagExecutor::NodeId ScheduleCompiler::append_lock_step(DagExecutor& dag,

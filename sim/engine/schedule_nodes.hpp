@@ -93,6 +93,8 @@ class ScheduleCompiler {
     std::vector<std::pair<size_t, double>> link_bytes;  // (link slot, bytes), the ones it uses
   };
   const LockStepCost& lock_step_cost(const coll::Schedule& schedule);
+  // The shape `schedule` shares with the schedules evaluated before it, made if none has it.
+  const LockStepShape& lock_step_shape(const coll::Schedule& schedule);
 
   const topo::Topology& topology_;
   const topo::Router& router_;
@@ -111,6 +113,7 @@ class ScheduleCompiler {
   // By algorithm, payload, op count, first transfer's source and bytes transferred.
   using LockStepKey = std::tuple<std::string, double, size_t, int, double>;
   std::map<LockStepKey, LockStepCost> lock_step_costs_;
+  std::unordered_map<std::uint64_t, std::vector<LockStepShape>> lock_step_shapes_;  // by hash_of
   bool record_ops_ = false;
   std::vector<AppendedOp> appended_ops_;
 };
