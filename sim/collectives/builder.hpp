@@ -42,6 +42,9 @@ class ScheduleBuilder {
     return static_cast<int>(schedule_.pipeline_step_latency_s.size()) - 1;
   }
 
+  // Room for `more` ops beyond those added: a ring over 16,384 GPUs adds 131,072 at once.
+  void reserve(std::size_t more) { schedule_.ops.reserve(schedule_.ops.size() + more); }
+
   Schedule finish() { return std::move(schedule_); }
 
  private:

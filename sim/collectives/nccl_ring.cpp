@@ -88,6 +88,7 @@ void append_ring_pipeline(ScheduleBuilder& b, const CollectiveRequest& r) {
   const auto rings = channel_rings(r);
   const double bytes = s.edge_share * r.bytes / double(rings.size()) * r.protocol.wire_ratio;
   const double paid_per_step = mean_hop_latency_s(r.protocol, s);
+  b.reserve(rings.size() * static_cast<std::size_t>(p));
   for (const auto& ring : rings) {
     const int pipeline = b.new_pipeline(paid_per_step);
     for (int i = 0; i < p; ++i) {

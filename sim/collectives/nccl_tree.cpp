@@ -74,6 +74,7 @@ Schedule build_nccl_tree(const CollectiveRequest& r) {
 
   const std::vector<int> start = b.gate(r.protocol.tree_latency_s(most_per_node, n), {});
   const double bytes = r.bytes / (2.0 * rings.size()) * r.protocol.wire_ratio;
+  b.reserve(rings.size() * 4 * static_cast<std::size_t>(r.ranks));  // two trees, both ways
   for (const auto& ring : rings) {
     std::vector<std::vector<int>> chains(n);  // each node's ranks in this ring's order
     for (int rank : ring) chains[node_index[rank]].push_back(rank);

@@ -94,8 +94,12 @@ struct ClosedFormEnd {
   double share = 0;                            // its share of that direction
   // Its legs' latencies and shares, in LockStepShape's `legs`: [legs_first, legs_end).
   std::size_t legs_first = 0, legs_end = 0;
-  double tail_s = 0;                           // the latency steps after its last leg
-  double end_s = 0;
+};
+
+// When each transfer of a depth ends, and the latency steps it waits after its last leg: what a
+// schedule's bytes and steps add to its shape's ClosedFormEnds, in the same order.
+struct DepthTimes {
+  std::vector<double> end_s, tail_s;
 };
 
 // A leg of a transfer as its depth shares it: its latency, and its share of its narrowest link.
@@ -220,13 +224,14 @@ bool closed_form_exact(const coll::Schedule& schedule, const std::vector<ClosedF
 // depth or for each group of transfers that share links, else in closed time steps
 // (fluid_depth.hpp).
 double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
-                   const std::vector<ClosedFormEnd>& ends,
+                   const std::vector<ClosedFormEnd>& ends, const DepthTimes& times,
                    const std::vector<std::uint32_t>& crossed,
                    std::optional<SharingGroups>& scratch, const topo::Topology& topology) {
-  const auto later = [&](std::size_t a, std::size_t b) { return ends[a].end_s < ends[b].end_s; };
+  const std::vector<double>& ends_s = times.end_s;
+  const auto later = [&](std::size_t a, std::size_t b) { return ends_s[a] < ends_s[b]; };
   std::size_t latest = 0;
   for (std::size_t j = 1; j < ends.size(); ++j) latest = later(latest, j) ? j : latest;
-  if (closed_form_exact(schedule, ends, crossed, ends[latest])) return ends[latest].end_s;
+  if (closed_form_exact(schedule, ends, crossed, ends[latest])) return ends_s[latest];
 
   // Sized by the machine's links, so made only for a schedule that needs it.
   if (!scratch) scratch.emplace(topology.links().size());
@@ -243,7 +248,7 @@ double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
   double end_s = 0;
   for (std::size_t j = 0; j < ends.size(); ++j) {
     group_of[j] = sharing.group_of(ends[j], crossed);
-    if (group_of[j] == SharingGroups::kNone) end_s = std::max(end_s, ends[j].end_s);
+    if (group_of[j] == SharingGroups::kNone) end_s = std::max(end_s, ends_s[j]);
   }
   std::vector<Group> groups(sharing.count());
   for (std::size_t j = 0; j < ends.size(); ++j) {
@@ -268,7 +273,7 @@ double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
     const ClosedFormEnd& group_latest = ends[g.latest];
     if (g.one_leg_each &&
         g.through.closed_form_exact(group_latest, schedule.ops[group_latest.op].bytes)) {
-      end_s = std::max(end_s, group_latest.end_s);
+      end_s = std::max(end_s, ends_s[g.latest]);
       g.latest = kNoDirection;  // settled
     }
   }
@@ -277,7 +282,7 @@ double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
       continue;
     groups[group_of[j]].stepped.push_back({.route = routes[ends[j].op],
                                            .bytes = schedule.ops[ends[j].op].bytes,
-                                           .tail_s = ends[j].tail_s});
+                                           .tail_s = times.tail_s[j]});
   }
   for (const Group& g : groups) {
     if (!g.stepped.empty()) end_s = std::max(end_s, fluid_depth_seconds(g.stepped, topology));
@@ -412,25 +417,31 @@ std::vector<LockStepDepth> LockStepShape::depths(const coll::Schedule& schedule)
   }
   const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, d.route_latency_s);
   std::optional<SharingGroups> sharing;
-  std::vector<ClosedFormEnd> ends;
+  DepthTimes times;
   for (std::size_t k = 0; k < d.ends.size(); ++k) {
-    if (d.ends[k].empty()) continue;
-    ends = d.ends[k];
-    for (ClosedFormEnd& end : ends) {
+    const std::vector<ClosedFormEnd>& ends = d.ends[k];
+    if (ends.empty()) continue;
+    times.end_s.assign(ends.size(), 0.0);
+    times.tail_s.resize(ends.size());
+    for (std::size_t j = 0; j < ends.size(); ++j) {
+      const ClosedFormEnd& end = ends[j];
       const coll::Op& op = schedule.ops[end.op];
+      double& end_s = times.end_s[j];
       for (std::size_t leg = end.legs_first; leg < end.legs_end; ++leg)
-        end.end_s += d.legs[leg].latency_s + op.bytes / d.legs[leg].share;
+        end_s += d.legs[leg].latency_s + op.bytes / d.legs[leg].share;
       const double route_latency_s = d.route_latency_s[end.op];
+      double& tail_s = times.tail_s[j];
       if (op.pipeline < 0) {
-        end.tail_s = (op.latency_steps - 1) * route_latency_s;
+        tail_s = (op.latency_steps - 1) * route_latency_s;
       } else {
-        end.tail_s = std::max(0.0, op.latency_steps * pipeline_excess_s.at(op.pipeline) -
-                                       route_latency_s);
+        tail_s = std::max(0.0, op.latency_steps * pipeline_excess_s.at(op.pipeline) -
+                                   route_latency_s);
       }
-      end.end_s += end.tail_s;
+      end_s += tail_s;
     }
-    depths[k].transfer_s = std::max(
-        depths[k].transfer_s, depth_end_s(schedule, d.routes, ends, d.crossed, sharing, *d.topology));
+    depths[k].transfer_s =
+        std::max(depths[k].transfer_s,
+                 depth_end_s(schedule, d.routes, ends, times, d.crossed, sharing, *d.topology));
   }
   return depths;
 }

@@ -24,6 +24,8 @@ void add_nodes(const TopologyConfig& config, int count, ExpandedMachine& out) {
     index[config.devices[j].name] = static_cast<int>(j);
   }
   const int per_node = static_cast<int>(config.devices.size());
+  out.devices.reserve(out.devices.size() + static_cast<std::size_t>(count) * config.devices.size());
+  out.links.reserve(out.links.size() + static_cast<std::size_t>(count) * config.links.size());
   for (int node = 0; node < count; ++node) {
     const std::string prefix = count > 1 || config.cluster ? fmt::format("n{}.", node) : "";
     for (const auto& d : config.devices) out.devices.push_back(make_device(d, prefix + d.name, node));
