@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -227,6 +228,61 @@ TEST(LockStep, OneRoundIsTheAlphaBetaGammaClosedForm) {
                        lock_step_seconds(lock_step_depths(s, machine, op_routes(s, route)), gamma) / expected);
   });
   EXPECT_NEAR(std::stod(out), 1.0, 1e-9);
+}
+
+// A shape made from one schedule evaluates another that differs only in bytes (a replay's gradient
+// buckets) exactly as a shape of its own would: the same depths and link bytes, to the bit, for
+// NCCL's ring and its trees.
+TEST(LockStep, AShapeEvaluatesSchedulesOfOtherSizesAsTheirOwnWould) {
+  const int gpus = 64;
+  const topo::Topology machine = machine_for("lassen", {}, gpus);
+  const Placement placement = place_job(machine, gpus);
+  const topo::Router router(machine, machine.default_routing());
+  std::map<std::pair<int, int>, topo::Route> routes;
+  const RankRoute route = [&](int a, int b) -> const topo::Route& {
+    auto [it, fresh] = routes.try_emplace({a, b});
+    if (fresh)
+      it->second = router.route(placement.gpus[static_cast<size_t>(a)],
+                                placement.gpus[static_cast<size_t>(b)]);
+    return it->second;
+  };
+  const auto schedule_of = [&](const std::string& algorithm, double bytes, int ranks) {
+    coll::CollectiveRequest request;
+    request.bytes = bytes;
+    request.ranks = ranks;
+    request.rings = placement.rings;
+    request.node_of_rank = placement.node_of_rank;
+    if (ranks < gpus) {
+      request.rings = {};
+      request.node_of_rank.resize(static_cast<size_t>(ranks));
+    }
+    ProtocolChoice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
+                   "simple")
+        .fill(request);
+    return coll::build_schedule(algorithm, request);
+  };
+  for (const std::string algorithm : {"nccl_ring", "nccl_tree"}) {
+    SCOPED_TRACE(algorithm);
+    const coll::Schedule small = schedule_of(algorithm, 1e6, gpus);
+    const coll::Schedule large = schedule_of(algorithm, 5e7, gpus);
+    const LockStepShape shape(small, machine, op_routes(small, route));
+    ASSERT_TRUE(shape.fits(LockStepShape::places_of(large)));
+    const LockStepShape own(large, machine, op_routes(large, route));
+    const std::vector<LockStepDepth> shared = shape.depths(large), fresh = own.depths(large);
+    ASSERT_EQ(shared.size(), fresh.size());
+    for (size_t k = 0; k < shared.size(); ++k) {
+      EXPECT_EQ(shared[k].transfer_s, fresh[k].transfer_s) << "depth " << k;
+      EXPECT_EQ(shared[k].reduce_bytes, fresh[k].reduce_bytes) << "depth " << k;
+    }
+    EXPECT_GT(lock_step_seconds(fresh, 0), lock_step_seconds(shape.depths(small), 0));
+    std::vector<double> shared_bytes(machine.links().size() * 2), fresh_bytes = shared_bytes;
+    shape.add_link_bytes(large, shared_bytes);
+    own.add_link_bytes(large, fresh_bytes);
+    EXPECT_EQ(shared_bytes, fresh_bytes);
+    EXPECT_GT(*std::max_element(fresh_bytes.begin(), fresh_bytes.end()), 0);
+    // Fewer ranks: another shape.
+    EXPECT_FALSE(shape.fits(LockStepShape::places_of(schedule_of(algorithm, 5e7, 8))));
+  }
 }
 
 }  // namespace
