@@ -19,6 +19,26 @@
 namespace gpuscale::sim {
 namespace {
 
+// The routes between the ranks of a job on GPUs `gpus`, each looked up once.
+class RankRoutes {
+ public:
+  RankRoutes(const topo::Router& router, const std::vector<int>& gpus)
+      : router_(router), gpus_(gpus) {}
+  RankRoute lookup() {
+    return [this](int a, int b) -> const topo::Route& {
+      auto [it, fresh] = routes_.try_emplace({a, b});
+      if (fresh)
+        it->second = router_.route(gpus_[static_cast<size_t>(a)], gpus_[static_cast<size_t>(b)]);
+      return it->second;
+    };
+  }
+
+ private:
+  const topo::Router& router_;
+  std::vector<int> gpus_;
+  std::map<std::pair<int, int>, topo::Route> routes_;
+};
+
 struct Both {
   double simulated_s = 0, estimated_s = 0;
 };
@@ -48,14 +68,8 @@ Both simulated_and_estimated(const std::string& machine_name, int gpus,
                    "simple")
         .fill(request);
     const coll::Schedule schedule = coll::build_schedule(algorithm, request);
-    std::map<std::pair<int, int>, topo::Route> routes;
-    const RankRoute route = [&](int a, int b) -> const topo::Route& {
-      auto [it, fresh] = routes.try_emplace({a, b});
-      if (fresh)
-        it->second = router.route(placement.gpus[static_cast<size_t>(a)],
-                                  placement.gpus[static_cast<size_t>(b)]);
-      return it->second;
-    };
+    RankRoutes routes(router, placement.gpus);
+    const RankRoute route = routes.lookup();
     const double estimated =
         lock_step_seconds(lock_step_depths(schedule, machine, op_routes(schedule, route)), reduce_Bps);
     return fmt::format("{:.17g} {:.17g}", simulated, estimated);  // to_string keeps 6 decimals
@@ -185,12 +199,8 @@ TEST(LockStep, AnAllgatherAfterAnAllreduceOfOneSizeKeepsItsOwnCost) {
     };
     const coll::Schedule allreduce = schedule(coll::Collective::AllReduce);
     const coll::Schedule allgather = schedule(coll::Collective::AllGather);
-    std::map<std::pair<int, int>, topo::Route> routes;
-    const RankRoute route = [&](int a, int b) -> const topo::Route& {
-      auto [it, fresh] = routes.try_emplace({a, b});
-      if (fresh) it->second = router.route(placement.gpus[size_t(a)], placement.gpus[size_t(b)]);
-      return it->second;
-    };
+    RankRoutes routes(router, placement.gpus);
+    const RankRoute route = routes.lookup();
     const double expected = lock_step_seconds(lock_step_depths(allreduce, machine, op_routes(allreduce, route)), 0) +
                             lock_step_seconds(lock_step_depths(allgather, machine, op_routes(allgather, route)), 0);
     const auto engine = make_engine();
@@ -238,14 +248,8 @@ TEST(LockStep, AShapeEvaluatesSchedulesOfOtherSizesAsTheirOwnWould) {
   const topo::Topology machine = machine_for("lassen", {}, gpus);
   const Placement placement = place_job(machine, gpus);
   const topo::Router router(machine, machine.default_routing());
-  std::map<std::pair<int, int>, topo::Route> routes;
-  const RankRoute route = [&](int a, int b) -> const topo::Route& {
-    auto [it, fresh] = routes.try_emplace({a, b});
-    if (fresh)
-      it->second = router.route(placement.gpus[static_cast<size_t>(a)],
-                                placement.gpus[static_cast<size_t>(b)]);
-    return it->second;
-  };
+  RankRoutes routes(router, placement.gpus);
+  const RankRoute route = routes.lookup();
   const auto schedule_of = [&](const std::string& algorithm, double bytes, int ranks) {
     coll::CollectiveRequest request;
     request.bytes = bytes;
