@@ -220,9 +220,51 @@ def check_exchange():
             "sms": torch.cuda.get_device_properties(0).multi_processor_count, "beside": rows}
 
 
-def check_profiler(iterations=20, warmup=5, batch=128):
+class RandomImages(torch.utils.data.Dataset):
+    """ImageNet-sized random images through the transforms PipeDream's loader applied
+    (profiler/image_classification/main.py L224-230): CPU work in the loader's workers."""
+
+    def __init__(self, count):
+        import torchvision.transforms as T
+        self.count = count
+        self.transform = T.Compose([
+            T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
+            T.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, i):
+        import numpy
+        from PIL import Image
+        pixels = numpy.random.default_rng(i).integers(0, 256, (375, 500, 3), dtype=numpy.uint8)
+        return self.transform(Image.fromarray(pixels)), i % 1000
+
+
+def check_profiler():
+    """PipeDream's protocol three ways: the GPU's memory whole; capped at a 16 GB V100's (an
+    allocator near its limit frees and re-allocates in forward); and fed by a loader like
+    PipeDream's (4 workers, pinned memory: a thread of the timed process)."""
+    variants = {}
+    for name, options in (("plain", {}), ("v100_memory", {"memory_bytes": 16 * 10**9}),
+                          ("loader", {"loader": True})):
+        try:
+            variants[name] = profile_resnet50(**options)
+        except Exception as error:
+            variants[name] = {"error": repr(error)}
+            print(f"profiler {name}: failed: {error!r}")
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        torch.cuda.empty_cache()
+    return variants
+
+
+def profile_resnet50(iterations=20, warmup=5, batch=128, memory_bytes=None, loader=False):
     import torchvision
     torch.backends.cudnn.benchmark = True
+    torch.cuda.empty_cache()
+    if memory_bytes:
+        total = torch.cuda.get_device_properties(0).total_memory
+        torch.cuda.set_per_process_memory_fraction(memory_bytes / total)
     model = torchvision.models.resnet50().cuda()
     # Full backward hooks refuse in-place ops on a hooked module's tensors; PyTorch 1.1's hooks,
     # which PipeDream patched, did not. Out-of-place ReLUs cost a little memory traffic.
@@ -275,9 +317,18 @@ def check_profiler(iterations=20, warmup=5, batch=128):
         m.register_full_backward_pre_hook(pre_hook)
         m.register_full_backward_hook(hook)
 
+    batches = None
+    if loader:
+        batches = iter(torch.utils.data.DataLoader(
+            RandomImages(batch * (warmup + iterations + 1)), batch_size=batch, shuffle=True,
+            num_workers=4, pin_memory=True))
     iteration_ms = []
     for i in range(warmup + iterations):
         measuring[0] = i >= warmup
+        if batches is not None:
+            host_images, host_labels = next(batches)
+            images = host_images.cuda(non_blocking=True)
+            labels = host_labels.cuda(non_blocking=True)
         torch.cuda.synchronize()
         t0 = time.time()
         loss = criterion(model(images), labels)
@@ -306,7 +357,8 @@ def check_profiler(iterations=20, warmup=5, batch=128):
     summary = {"forward_wall_minus_events": excess("fwd"),
                "backward_wall_minus_events": excess("bwd"),
                "iteration_ms": statistics.median(iteration_ms)}
-    print(f"profiler: ResNet-50 batch {batch}, {len(modules)} leaf modules; wall minus events, "
+    print(f"profiler (memory {memory_bytes or 'whole'}, loader {loader}): ResNet-50 batch {batch}, "
+          f"{len(modules)} leaf modules; wall minus events, "
           f"median per module: forward {summary['forward_wall_minus_events']}, backward "
           f"{summary['backward_wall_minus_events']}; iteration {summary['iteration_ms']:.1f} ms")
     return {"summary": summary, "modules": modules,
