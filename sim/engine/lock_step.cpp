@@ -337,15 +337,15 @@ std::uint64_t LockStepShape::hash_of(const std::vector<Place>& places) {
 struct LockStepShape::Data {
   const topo::Topology* topology = nullptr;
   OpRoutes routes;
-  std::vector<double> route_latency_s;         // per op (route_latencies)
-  std::vector<std::vector<ClosedFormEnd>> ends;  // per depth, its transfers, their ends unset
-  std::vector<LegCost> legs;                   // ClosedFormEnd::[legs_first, legs_end)
-  std::vector<std::uint32_t> crossed;          // link directions, ClosedFormEnd::[first, crossed_end)
+  std::vector<double> route_latency_s;           // per op (route_latencies)
+  std::vector<std::vector<ClosedFormEnd>> ends;  // per depth, its transfers
+  std::vector<LegCost> legs;                     // ClosedFormEnd::[legs_first, legs_end)
+  std::vector<std::uint32_t> crossed;  // link directions, ClosedFormEnd::[first, crossed_end)
 };
 
 LockStepShape::LockStepShape(const coll::Schedule& schedule, const topo::Topology& topology,
                              OpRoutes routes)
-    : places_(places_of(schedule)), hash_(hash_of(places_)), data_(std::make_unique<Data>()) {
+    : places_(places_of(schedule)), data_(std::make_unique<Data>()) {
   Data& d = *data_;
   d.topology = &topology;
   d.routes = std::move(routes);
@@ -412,8 +412,10 @@ std::vector<LockStepDepth> LockStepShape::depths(const coll::Schedule& schedule)
   for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
     const coll::Op& op = schedule.ops[i];
     LockStepDepth& depth = depths[static_cast<std::size_t>(places_[i].depth)];
-    if (op.kind == coll::Op::Kind::Reduce) depth.reduce_bytes = std::max(depth.reduce_bytes, op.bytes);
-    if (op.kind == coll::Op::Kind::Delay) depth.transfer_s = std::max(depth.transfer_s, op.seconds);
+    if (op.kind == coll::Op::Kind::Reduce)
+      depth.reduce_bytes = std::max(depth.reduce_bytes, op.bytes);
+    if (op.kind == coll::Op::Kind::Delay)
+      depth.transfer_s = std::max(depth.transfer_s, op.seconds);
   }
   const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, d.route_latency_s);
   std::optional<SharingGroups> sharing;

@@ -84,7 +84,6 @@ class LockStepShape {
   ~LockStepShape();
   LockStepShape(LockStepShape&&) noexcept;
 
-  std::uint64_t hash() const { return hash_; }
   // Whether a schedule whose ops sit at `places` (places_of) has this shape.
   bool fits(const std::vector<Place>& places) const;
 
@@ -99,7 +98,6 @@ class LockStepShape {
  private:
   struct Data;
   std::vector<Place> places_;
-  std::uint64_t hash_ = 0;
   std::unique_ptr<Data> data_;
 };
 
