@@ -349,7 +349,7 @@ LockStepShape::LockStepShape(const coll::Schedule& schedule, const topo::Topolog
   Data& d = *data_;
   d.topology = &topology;
   d.routes = std::move(routes);
-  d.route_latency_s = route_latencies(schedule, topology, d.routes);
+  d.route_latency_s.assign(places_.size(), 0.0);  // summed below, leg by leg as route_latencies
   int deepest = -1;
   for (const Place& p : places_) deepest = std::max(deepest, p.depth);
   std::vector<std::vector<std::size_t>> transfers(static_cast<std::size_t>(deepest + 1));
@@ -385,6 +385,7 @@ LockStepShape::LockStepShape(const coll::Schedule& schedule, const topo::Topolog
           d.crossed.push_back(static_cast<std::uint32_t>(link_direction(hop)));
         }
         const double latency_s = r.legs[leg].latency(topology).value;
+        d.route_latency_s[i] += latency_s;
         if (leg == 0) {
           end.start_s = latency_s;
           end.share = share;

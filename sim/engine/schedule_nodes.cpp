@@ -148,6 +148,7 @@ const LockStepShape& ScheduleCompiler::lock_step_shape(const coll::Schedule& sch
   for (const LockStepShape& shape : same_hash) {
     if (shape.fits(places)) return shape;
   }
+  routes_.reserve(routes_.size() + schedule.ops.size());  // a tree over 16,384 GPUs: 524,288 pairs
   return same_hash.emplace_back(schedule, topology_, op_routes(schedule, rank_route()));
 }
 
