@@ -7,8 +7,9 @@
             makes a faster NVLink slow LeNet down (docs/replay.md, "One iteration").
   exchange  What a collective's kernel, resident beside backward, costs it: EDSR's residual body
             (256 channels, 48x48 patches, batch 16) timed alone and beside a kernel that holds
-            NCCL-like blocks (512 threads per channel) while it streams HBM at a link's rate and
-            then waits, as NCCL's ring kernel does for a late peer (docs/scale-mechanisms.md §6).
+            NCCL-like blocks (512 threads per channel) through it, copying through HBM at a
+            link's rate or, at rate 0, spinning as NCCL's ring kernel does for a late peer
+            (docs/scale-mechanisms.md §6).
             The lent machine has one GPU, so the collective is emulated; a 2-GPU run would
             measure the real one.
   profiler  What PipeDream's profiler adds to each module's time (msr-fiddle/pipedream@7db6a1c,
@@ -128,24 +129,25 @@ def check_share():
 RING_EMULATION = r"""
 extern "C" __global__ void ring_emulation(const float4* src, float4* dst, long long n4_per_block,
                                           double bytes_per_ns_per_block, long long hold_ns) {
-  // One block per channel, as NCCL launches: copies its slice no faster than the link's rate,
-  // then stays resident, spinning, until hold_ns have passed (a ring waiting for a late peer).
+  // One block per channel, as NCCL launches, resident for hold_ns: it copies its slice of the
+  // buffer round and round no faster than the link's rate (a ring busy through backward), and
+  // spins between chunks and at rate 0 (a ring waiting for a late peer).
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   const long long first = blockIdx.x * n4_per_block;
   const long long chunk = 4096;  // float4s: 64 KiB
-  for (long long done = 0; done < n4_per_block; done += chunk) {
-    if (bytes_per_ns_per_block > 0) {
-      do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-      } while ((double)(done * 16) > (double)(now - start) * bytes_per_ns_per_block);
-    }
-    const long long end = min(done + chunk, n4_per_block);
-    for (long long i = done + threadIdx.x; i < end; i += blockDim.x) dst[first + i] = src[first + i];
-  }
-  do {
+  long long done = 0;            // float4s this block has copied
+  while (true) {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while ((long long)(now - start) < hold_ns);
+    const long long elapsed = (long long)(now - start);
+    if (elapsed >= hold_ns) break;
+    if (bytes_per_ns_per_block <= 0 ||
+        (double)(done * 16) > (double)elapsed * bytes_per_ns_per_block) continue;
+    const long long offset = done % n4_per_block;
+    const long long end = min(offset + chunk, n4_per_block);
+    for (long long i = offset + threadIdx.x; i < end; i += blockDim.x) dst[first + i] = src[first + i];
+    done += end - offset;
+  }
 }
 """
 
