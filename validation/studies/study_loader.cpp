@@ -12,6 +12,7 @@
 
 #include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/experiment_file.hpp"
+#include "sim/experiment/machine_setup.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
 #include "topologies/core/config_reader.hpp"
@@ -307,9 +308,13 @@ Study load_study_file(const std::string& path) {
       }
       run.precision = own_precision.at(workload);
     }
-    // Before anything is simulated: a GPU count the machine cannot hold fails at its line.
+    // Before anything is simulated: a GPU count the machine cannot hold fails at its line, and
+    // a machine that cannot be built (a port over-used, a device not connected) at the line
+    // that breaks it, with no output folder made.
     if (checked.insert({run.machine.label, run.config.gpus, run.experiment.spatial}).second) {
-      sim::check_gpu_counts(run.experiment);
+      const sim::Experiment& e = run.experiment;
+      sim::check_gpu_counts(e);
+      sim::machine_for(e.topology, e.topology_overrides, run.config.gpus, e.topology_document);
     }
     study.runs.push_back(std::move(run));
   }
