@@ -68,8 +68,10 @@ TEST(ServeApi, ARunAnswersWhatRunFormatJsonPrints) {
   EXPECT_EQ(answer["results"], nlohmann::ordered_json::parse(cli.out)["results"]);
   EXPECT_NE(answer["timeline_svg"].get<std::string>().find("lenet p2p 4 GPUs"),
             std::string::npos);
-  EXPECT_NE(answer["machine_svg"].get<std::string>().find("link utilisation"),
-            std::string::npos);
+  const std::string machine_svg = answer["machine_svg"].get<std::string>();
+  EXPECT_NE(machine_svg.find("link utilisation"), std::string::npos);
+  // A heat map, from the run's link uses (recorded for the page, Experiment::record_link_uses).
+  EXPECT_NE(machine_svg.find("the busier direction's share"), std::string::npos);
 }
 
 // Twice the NVLink bandwidth: NCCL's exchange gets faster (docs/tutorial.md, section 4), and
