@@ -150,13 +150,20 @@ TEST(CliSweep, ASampledStudyCarriesItsPercentilesIntoRowsAndFigures) {
   EXPECT_LT(four["iteration_p10_s"].get<double>(), four["iteration_p90_s"].get<double>());
   EXPECT_LE(four["speedup_p10"].get<double>(), four["speedup_p90"].get<double>());
   EXPECT_NE(read_file(fs::path(out) / "results.csv").find(",speedup_p90\n"), std::string::npos);
-  bool band = false;
+  bool band = false, heat = false;
   for (const auto& entry : fs::directory_iterator(figures)) {
-    if (entry.path().filename().string().starts_with("speedup-")) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("speedup-")) {
       band = band || read_file(entry.path()).find("fill-opacity=\"0.2\"") != std::string::npos;
+    }
+    // The machine's links as a heat map, from the link uses a study's runs record.
+    if (name.starts_with("links-")) {
+      heat = heat ||
+             read_file(entry.path()).find("the busier direction's share") != std::string::npos;
     }
   }
   EXPECT_TRUE(band);
+  EXPECT_TRUE(heat);
   // Another seed, other draws: nothing comes from the cache.
   const auto again = run_command(kGpuscale + " sweep " + study_with_seed(2) + " --out " + out);
   ASSERT_EQ(again.status, 0) << again.err;
