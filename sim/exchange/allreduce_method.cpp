@@ -34,10 +34,9 @@ AllreduceBuild::NodeId AllreduceBuild::flat_buffer_allreduce(double bytes, NodeI
   return g_.join(copied_out);
 }
 
-void AllreduceBuild::gradient_ready(int key, const std::vector<NodeId>& ready,
-                                    ExchangeIteration& it) {
-  NodeId exchanged = g_.join(ready);
-  if (g_.ranks() > 1) exchanged = reduce(key, exchanged);
+void AllreduceBuild::gradient_ready(int key, const GradientReady& ready, ExchangeIteration& it) {
+  NodeId exchanged = g_.join(ready.computed);
+  if (g_.ranks() > 1) exchanged = reduce(key, exchanged, g_.join(ready.handed_over));
   const auto t = static_cast<size_t>(key);
   if (after_every_exchange_) {
     exchanged_.emplace_back(t, exchanged);

@@ -28,13 +28,14 @@ class AllreduceBuild : public GradientExchangeBuild {
  public:
   AllreduceBuild(ReplayGraph& graph, std::string algorithm, bool updates_after_every_exchange);
 
-  void gradient_ready(int key, const std::vector<NodeId>& ready, ExchangeIteration& it) final;
+  void gradient_ready(int key, const GradientReady& ready, ExchangeIteration& it) final;
   void end_iteration(ExchangeIteration& it) final;
 
  protected:
-  // Key `key`'s gradient, ready at `ready` on every compute rank, into its group's allreduce:
-  // the node that ends once the summed gradient is on every GPU.
-  virtual NodeId reduce(int key, NodeId ready) = 0;
+  // Key `key`'s gradient, computed at `computed` and handed over at `handed_over` on every
+  // compute rank (GradientReady), into its group's allreduce: the node that ends once the summed
+  // gradient is on every GPU.
+  virtual NodeId reduce(int key, NodeId computed, NodeId handed_over) = 0;
   // The iteration's gradients have all been handed over (DDP closes its last bucket).
   virtual void close_iteration() {}
 

@@ -21,8 +21,11 @@ class DdpBucketsBuild : public AllreduceBuild {
 
  protected:
   // Tensor `key` joins the open bucket; the bucket closes once it holds its limit. A latch
-  // released when the bucket has been allreduced.
-  NodeId reduce(int key, NodeId ready) override {
+  // released when the bucket has been allreduced. The hook that hands a gradient over launches a
+  // full bucket's allreduce on the host, but NCCL's stream waits on the GPU for the stream that
+  // computes the gradients (ProcessGroupNCCL's syncStreams, torch/lib/c10d at v1.6.0), so the
+  // allreduce starts once they are computed.
+  NodeId reduce(int key, NodeId ready, NodeId /*handed_over*/) override {
     const NodeId latch = g_.dag().add_latch();
     open_.latches.push_back(latch);
     open_.ready.push_back(ready);

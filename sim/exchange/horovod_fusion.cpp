@@ -1,11 +1,22 @@
 // Horovod's tensor fusion (<= 0.20; horovod/horovod tag v0.19.1): a background thread wakes every
-// `cycle` (HOROVOD_CYCLE_TIME, 5 ms), packs the gradients that became ready since, in ready order,
-// into buffers of at most `buffer` bytes (HOROVOD_FUSION_THRESHOLD, 64 MiB; a larger tensor alone)
-// and allreduces them one after another. With a cycle of 0 it loops without sleeping, so the
-// gradients that became ready while one fused allreduce ran go out together as soon as it ends,
-// and a gradient ready while nothing runs goes at once. A buffer of more than one tensor is copied
-// in and out tensor by tensor (horovod/common/ops/collective_operations.cc:37-67), a lone tensor
-// is reduced in place (ops/nccl_operations.cc:109-158).
+// `cycle` (HOROVOD_CYCLE_TIME, 5 ms), packs the gradients handed to it since, in the order they
+// came, into buffers of at most `buffer` bytes (HOROVOD_FUSION_THRESHOLD, 64 MiB; a larger tensor
+// alone) and allreduces them one after another. A buffer of more than one tensor is copied in and
+// out tensor by tensor (horovod/common/ops/collective_operations.cc:37-67), a lone tensor is
+// reduced in place (ops/nccl_operations.cc:109-158).
+//
+// The thread. A gradient reaches its queue when the framework's host hands it over
+// (GradientReady): in PyTorch once backward's kernels for it are issued, long before the GPU has
+// run them, so a whole backward is handed over within a cycle or two and fills 64 MiB buffers, as
+// the EDSR/Lassen slides' profile of Horovod 0.19.1 says ("most messages are near 64MB"). Before a
+// buffer's allreduce the thread polls each of its tensors' ready event on the host
+// (common/operations.cc:265-285, PerformOperation): a buffer starts once its last gradient is
+// computed on every GPU and the thread is done with the buffer before it. The thread is free
+// again once it has queued the allreduce on its stream; a finalizer thread waits for the end
+// (ops/gpu_operations.cc:47-83). The next cycle starts a cycle after this one started, or when
+// the thread is free if that is later (RunLoopOnce, common/operations.cc:539-549). With a cycle of 0 the
+// thread loops without sleeping: the gradients handed over while it was busy go out together as
+// soon as it is free, and one handed over while it idles goes at once.
 //
 // Coordination (`--without coordination` leaves it out). Before a cycle's allreduces the ranks
 // agree on which tensors all of them have ready. With the response cache on (the default,
@@ -37,22 +48,24 @@ class HorovodFusionBuild : public AllreduceBuild {
       : AllreduceBuild(graph, settings.algorithm, after_every_exchange),
         model_(settings.allreduce) {}
 
-  // The background thread's ticks, once every iteration's gradients are in the graph.
+  // The background thread's first cycle, once every iteration's gradients are in the graph.
   void end_run() override {
-    if (!latches_.empty() && on_a_cycle()) schedule_tick();
+    if (latches_.empty() || !on_a_cycle()) return;
+    g_.dag().on_done(cycle_timer(), [this](double) { tick(); });
   }
 
  protected:
   // A latch released when the fused buffer holding tensor `key` has been allreduced; the tensor
-  // joins the fusion queue once its gradient is `ready`.
-  NodeId reduce(int key, NodeId ready) override {
+  // joins the fusion queue once it is `handed_over`, and its buffer waits until it is `computed`.
+  NodeId reduce(int key, NodeId computed, NodeId handed_over) override {
     const NodeId latch = g_.dag().add_latch();
     latches_.push_back(latch);
     tensor_.push_back(key);
+    computed_.push_back(computed);
     const int index = static_cast<int>(latches_.size()) - 1;
-    g_.dag().on_done(ready, [this, index](double) {
+    g_.dag().on_done(handed_over, [this, index](double) {
       queue_.push_back(index);
-      if (!on_a_cycle() && !busy_) launch_fused();
+      if (!on_a_cycle() && !busy_) loop_without_sleeping();
     });
     return latch;
   }
@@ -60,24 +73,43 @@ class HorovodFusionBuild : public AllreduceBuild {
  private:
   bool on_a_cycle() const { return model_.cycle.value > 0; }
 
-  void schedule_tick() {
-    const NodeId tick =
-        g_.dag().add({DagExecutor::Kind::Delay, nullptr, model_.cycle.value, {}, 0, 0}, {});
-    g_.dag().on_done(tick, [this](double) { on_tick(); });
+  // A delay of one cycle, from now.
+  NodeId cycle_timer() {
+    return g_.dag().add({DagExecutor::Kind::Delay, nullptr, model_.cycle.value, {}, 0, 0}, {});
   }
 
-  void on_tick() {
-    if (!queue_.empty() && g_.setup().mechanisms.coordination) {
-      // The cycle takes what is queued, then negotiates it before any allreduce starts.
-      std::vector<int> ready;
-      ready.swap(queue_);
-      taken_ += static_cast<int>(ready.size());
-      const NodeId agreed = g_.append_schedule(negotiation(), g_.join({}));
-      g_.dag().on_done(agreed, [this, ready](double) mutable { launch(std::move(ready)); });
-    } else {
-      launch_fused();
+  // A cycle: the next starts a cycle from now, or once this one's buffers are queued.
+  void tick() {
+    const NodeId timer = cycle_timer();
+    take_the_queue();
+    if (taken_ == static_cast<int>(latches_.size())) return;
+    const NodeId next = thread_free_ >= 0 ? g_.join({timer, thread_free_}) : timer;
+    g_.dag().on_done(next, [this](double) { tick(); });
+  }
+
+  // With a cycle of 0: one pass of the loop, and the next as soon as the thread is free, if
+  // anything was handed over meanwhile.
+  void loop_without_sleeping() {
+    take_the_queue();
+    busy_ = true;
+    g_.dag().on_done(thread_free_, [this](double) {
+      busy_ = false;
+      if (!queue_.empty()) loop_without_sleeping();
+    });
+  }
+
+  // What is queued, negotiated (coordination) and then packed into buffers, in queued order,
+  // allreduced one after another.
+  void take_the_queue() {
+    if (queue_.empty()) return;
+    std::vector<int> ready;
+    ready.swap(queue_);
+    taken_ += static_cast<int>(ready.size());
+    std::vector<NodeId> negotiated;
+    if (g_.setup().mechanisms.coordination) {
+      negotiated.push_back(g_.append_schedule(negotiation(), g_.join({})));
     }
-    if (taken_ < static_cast<int>(latches_.size())) schedule_tick();
+    launch(ready, negotiated);
   }
 
   // The negotiation as MPI runs it on the host: recursive doubling's messages over the ranks'
@@ -101,15 +133,9 @@ class HorovodFusionBuild : public AllreduceBuild {
     return 8.0 * ((entries + kStatusBits + kWordBits - 1) / kWordBits);
   }
 
-  // The queued gradients, in ready order, packed into buffers and allreduced one after another.
-  void launch_fused() {
-    std::vector<int> ready;
-    ready.swap(queue_);
-    taken_ += static_cast<int>(ready.size());
-    launch(std::move(ready));
-  }
-
-  void launch(std::vector<int> ready) {
+  // The gradients `ready`, in order, packed into buffers, each allreduced once the thread has
+  // seen its gradients computed (after `negotiated`), and after the one before it on the stream.
+  void launch(const std::vector<int>& ready, const std::vector<NodeId>& negotiated) {
     auto bytes_of = [this](int index) {
       return g_.tensor_bytes()[static_cast<size_t>(tensor_[static_cast<size_t>(index)])];
     };
@@ -117,13 +143,17 @@ class HorovodFusionBuild : public AllreduceBuild {
     while (i < ready.size()) {
       double bytes = 0;
       std::vector<int> buffer;
+      std::vector<NodeId> polled = negotiated;
+      if (thread_free_ >= 0) polled.push_back(thread_free_);
       while (i < ready.size() && model_.joins_fusion_buffer(static_cast<int>(buffer.size()), bytes,
                                                             bytes_of(ready[i]))) {
         bytes += bytes_of(ready[i]);
+        polled.push_back(computed_[static_cast<size_t>(ready[i])]);
         buffer.push_back(ready[i++]);
       }
-      const NodeId start = g_.join(last_on_stream_ >= 0 ? std::vector<NodeId>{last_on_stream_}
-                                                        : std::vector<NodeId>{});
+      thread_free_ = g_.join(polled);
+      const NodeId start =
+          last_on_stream_ >= 0 ? g_.join({thread_free_, last_on_stream_}) : thread_free_;
       last_on_stream_ =
           buffer.size() > 1 ? flat_buffer_allreduce(bytes, start) : allreduce(bytes, start);
       for (int index : buffer) {
@@ -131,21 +161,17 @@ class HorovodFusionBuild : public AllreduceBuild {
         g_.dag().on_done(last_on_stream_, [this, latch](double) { g_.dag().release(latch); });
       }
     }
-    if (ready.empty() || on_a_cycle()) return;
-    busy_ = true;
-    g_.dag().on_done(last_on_stream_, [this](double) {
-      busy_ = false;
-      if (!queue_.empty()) launch_fused();
-    });
   }
 
   wl::AllreduceModel model_;
   std::optional<coll::Schedule> negotiation_;
-  std::vector<NodeId> latches_;  // [index]: released once its tensor's buffer is allreduced
-  std::vector<int> tensor_;      // [index]: the tensor
-  std::vector<int> queue_;       // indices ready, not yet launched
-  bool busy_ = false;            // a fused allreduce runs (cycle 0 only)
-  int taken_ = 0;                // indices taken from the queue: negotiated or launched
+  std::vector<NodeId> latches_;   // [index]: released once its tensor's buffer is allreduced
+  std::vector<int> tensor_;       // [index]: the tensor
+  std::vector<NodeId> computed_;  // [index]: its gradient computed on every GPU
+  std::vector<int> queue_;        // indices handed over, not yet taken by the thread
+  NodeId thread_free_ = -1;       // the thread has queued its last buffer's allreduce; -1: idle
+  bool busy_ = false;             // the thread is between taking the queue and being free (cycle 0)
+  int taken_ = 0;                 // indices taken from the queue
 };
 
 class HorovodFusion : public AllreduceMethod {

@@ -27,11 +27,11 @@ class KvstoreDeviceBuild : public GradientExchangeBuild {
   KvstoreDeviceBuild(ReplayGraph& graph, bool store_updates, std::vector<int> reducer)
       : g_(graph), store_updates_(store_updates), reducer_(std::move(reducer)) {}
 
-  void gradient_ready(int key, const std::vector<NodeId>& ready, ExchangeIteration& it) override {
+  void gradient_ready(int key, const GradientReady& ready, ExchangeIteration& it) override {
     const auto t = static_cast<size_t>(key);
     const double bytes = g_.tensor_bytes()[t];
     const int ranks = g_.ranks();
-    const auto on = [&](int rank) { return ready[static_cast<size_t>(g_.compute_rank(rank))]; };
+    const auto on = [&](int rank) { return ready.computed[static_cast<size_t>(g_.compute_rank(rank))]; };
     std::vector<NodeId>& weights = it.weights[t];
     auto deliver = [&](int rank, NodeId node) { weights[static_cast<size_t>(rank)] = node; };
     const int root = reducer_[t];

@@ -23,14 +23,14 @@ class KvstoreNcclBuild : public GradientExchangeBuild {
   KvstoreNcclBuild(ReplayGraph& graph, bool store_updates)
       : g_(graph), store_updates_(store_updates), nccl_ops_(graph.make_pool(1)) {}
 
-  void gradient_ready(int key, const std::vector<NodeId>& ready, ExchangeIteration& it) override {
+  void gradient_ready(int key, const GradientReady& ready, ExchangeIteration& it) override {
     const auto t = static_cast<size_t>(key);
     const double bytes = g_.tensor_bytes()[t];
     const int calls = g_.ranks() > 1 ? g_.ranks() : 0;
     const double process_factor = g_.draws().process(0);
     std::vector<NodeId>& weights = it.weights[t];
     const NodeId reduced =
-        g_.engine_op(nccl_ops_, process_factor, ready, calls, calls, [&](NodeId start) {
+        g_.engine_op(nccl_ops_, process_factor, ready.computed, calls, calls, [&](NodeId start) {
           if (calls == 0) return start;
           return g_.append_schedule(
               g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Reduce), start);

@@ -64,9 +64,9 @@ PassesDone ForwardBackward::build(int k, const IssuedWork& work,
                                   const std::vector<std::vector<NodeId>>& weights,
                                   IterationNodes& nodes) {
   const auto cr = static_cast<size_t>(g_.compute_ranks());
-  PassesDone out{
-      std::vector<std::vector<NodeId>>(tensors_of_layer_.size(), std::vector<NodeId>(cr, -1)),
-      std::vector<NodeId>(cr, -1), std::vector<NodeId>(cr, -1)};
+  const std::vector<std::vector<NodeId>> per_layer(tensors_of_layer_.size(),
+                                                   std::vector<NodeId>(cr, -1));
+  PassesDone out{per_layer, per_layer, std::vector<NodeId>(cr, -1), std::vector<NodeId>(cr, -1)};
   std::vector<NodeId> loss_read(cr, -1);
   for (int r = 0; r < g_.compute_ranks(); ++r) {
     const auto ri = static_cast<size_t>(r);
@@ -115,8 +115,9 @@ PassesDone ForwardBackward::build(int k, const IssuedWork& work,
       previous = sync_after_op_ ? done : last_launch;
       out.backward_issued[ri] = previous;
       for (const wl::Task* task : segment) {
-        if (task->kind == wl::TaskKind::BackwardWeights)
-          out.grad_ready[static_cast<size_t>(task->layer)][ri] = done;
+        if (task->kind != wl::TaskKind::BackwardWeights) continue;
+        out.grad_ready[static_cast<size_t>(task->layer)][ri] = done;
+        out.grad_issued[static_cast<size_t>(task->layer)][ri] = previous;
       }
       if (segment.front()->kind == wl::TaskKind::Forward) out.forward_done[ri] = done;
     }

@@ -28,6 +28,9 @@ namespace gpuscale::sim {
 struct PassesDone {
   using NodeId = DagExecutor::NodeId;
   std::vector<std::vector<NodeId>> grad_ready;  // [layer][rank]: its weight gradient is ready
+  // [layer][rank]: the issuing thread is past the op writing its weight gradient (after its
+  // sync, where the framework syncs after every operation; before the GPU has run it otherwise).
+  std::vector<std::vector<NodeId>> grad_issued;
   std::vector<NodeId> forward_done;             // the last forward segment
   std::vector<NodeId> backward_issued;          // the last backward segment's issue
 };

@@ -87,11 +87,15 @@ class Replay {
       for (const wl::Task& task : tasks_.tasks) {
         if (task.kind != wl::TaskKind::Update) continue;
         const auto t = static_cast<size_t>(task.tensor);
-        const auto& ready_on = done.grad_ready[static_cast<size_t>(task.layer)];
-        std::vector<NodeId> ready;
+        const auto layer = static_cast<size_t>(task.layer);
+        GradientReady ready;
         for (int r = 0; r < graph_.compute_ranks(); ++r) {
+          const auto ri = static_cast<size_t>(r);
           const auto process = static_cast<size_t>(graph_.process_of(r));
-          ready.push_back(graph_.join({ready_on[static_cast<size_t>(r)], pushed[t][process]}));
+          ready.computed.push_back(graph_.join({done.grad_ready[layer][ri], pushed[t][process]}));
+          // PyTorch's gradient hook runs on the issuing thread; MXNet's Python thread pushes.
+          ready.handed_over.push_back(pytorch_loop() ? done.grad_issued[layer][ri]
+                                                     : ready.computed.back());
         }
         exchange.gradient_ready(task.tensor, ready, it);
       }
@@ -106,7 +110,7 @@ class Replay {
   // its rank's backward is issued); then MXNet's update_metric, a blocking read of each GPU's
   // forward output (PyTorch read its loss before backward). Each key's push, by process.
   std::vector<std::vector<NodeId>> push_keys(const PassesDone& done) {
-    const bool pytorch = s_.framework->execution.training_loop == wl::TrainingLoop::PytorchMain;
+    const bool pytorch = pytorch_loop();
     std::vector<std::vector<NodeId>> backward_returned(static_cast<size_t>(graph_.processes()));
     if (pytorch) {
       for (int r = 0; r < graph_.compute_ranks(); ++r) {
@@ -128,6 +132,10 @@ class Replay {
       }
     }
     return pushed;
+  }
+
+  bool pytorch_loop() const {
+    return s_.framework->execution.training_loop == wl::TrainingLoop::PytorchMain;
   }
 
   const ReplaySetup& s_;

@@ -4,10 +4,10 @@
 // several (PassExchange).
 //
 // Contract of a gradient exchange: the replay hands over each parameter tensor ("key") in the
-// order its gradient becomes ready, once it is ready on every compute rank and the Python thread
-// has pushed it; the exchange builds its copies, reductions, collectives, host work and updates
-// into the replay's graph, and sets the key's new weights on every compute rank as soon as it
-// knows them (at the latest when the iteration ends), calling ExchangeIteration::updated.
+// order its gradient becomes ready, saying where it stands on each compute rank (GradientReady);
+// the exchange builds its copies, reductions, collectives, host work and updates into the
+// replay's graph, and sets the key's new weights on every compute rank as soon as it knows them
+// (at the latest when the iteration ends), calling ExchangeIteration::updated.
 #pragma once
 
 #include <memory>
@@ -43,13 +43,28 @@ struct ExchangeIteration {
   }
 };
 
+// Where one key's gradient stands, by compute rank.
+struct GradientReady {
+  using NodeId = DagExecutor::NodeId;
+  // The gradient is on the GPU and the Python thread has pushed it (MXNet's update() per key;
+  // PyTorch's optimizer.step() issued).
+  std::vector<NodeId> computed;
+  // The host has handed it to the exchange library, which may be before it is computed: an
+  // eager framework's gradient hook runs on the issuing thread once the kernels writing the
+  // gradient are issued (PyTorch: AccumulateGrad's post-hooks, torch/csrc/autograd/engine.cpp),
+  // while the GPU runs behind; MXNet's engine runs Horovod's op only once the gradient is
+  // written (horovod/mxnet/mpi_ops.cc:134-143 at v0.19.1: MXEnginePushAsync with the gradient as a
+  // dependency).
+  std::vector<NodeId> handed_over;
+};
+
 // A gradient exchange's state during one run's graph construction.
 class GradientExchangeBuild {
  public:
   using NodeId = DagExecutor::NodeId;
   virtual ~GradientExchangeBuild() = default;
-  // Key `key`'s gradient is ready on each compute rank (`ready`, by compute rank).
-  virtual void gradient_ready(int key, const std::vector<NodeId>& ready, ExchangeIteration& it) = 0;
+  // Key `key`'s gradient is ready on each compute rank.
+  virtual void gradient_ready(int key, const GradientReady& ready, ExchangeIteration& it) = 0;
   // Every key of the iteration has been handed over.
   virtual void end_iteration(ExchangeIteration& /*it*/) {}
   // Every iteration has been built, before the graph runs.

@@ -235,12 +235,13 @@ TEST(CliRun, AFusionCycleOfZeroRemovesTheTickAndOutputsNameTheExchange) {
 // cached, one allreduce of the response cache's bit vector, 3 status bits and one per tensor
 // (ResNet-50's 161) in 64-bit words, 24 bytes, by recursive doubling. So a cycle's first fused
 // allreduce starts that collective's time after its tick, the time `gpuscale collective` gives it
-// on the same GPUs; without the mechanism it starts on the tick.
+// on the same GPUs; without the mechanism it starts on the tick. (MXNet's Horovod, whose engine
+// hands a gradient over once it is computed: the tick finds its buffers' gradients ready.)
 TEST(CliRun, HorovodNegotiatesEachCycleBeforeItsAllreduces) {
   auto fusion_starts = [](const std::string& args) {
     const std::string events = testing::temp_prefix("negotiation-events") + ".csv";
     const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 2 --batch 32 "
-                               "--framework pytorch-horovod --comm nccl --without input "
+                               "--framework mxnet --comm nccl --without input "
                                "--events " + events + " " + args);
     EXPECT_EQ(r.status, 0) << r.err;
     return fusion_copy_starts(events);
@@ -267,6 +268,75 @@ TEST(CliRun, HorovodNegotiatesEachCycleBeforeItsAllreduces) {
   const std::vector<double> with = fusion_starts("");
   EXPECT_EQ(count_after_tick(with, negotiation), on_ticks);
   EXPECT_EQ(count_after_tick(with, 0), 0);
+}
+
+// What GPU0's kernels say about Horovod's fused allreduces in a run's --events.
+struct FusionEvents {
+  int iterations = 0;
+  std::vector<double> buffer_bytes, buffer_starts_s;  // each copy into the fusion buffer
+  std::vector<double> backward_ends_s;                // each backward kernel's end
+};
+
+FusionEvents fusion_events(const std::string& events) {
+  FusionEvents out;
+  std::istringstream lines(testing::file_bytes(events));
+  std::string line;
+  std::getline(lines, line);  // workload,comm,gpus,batch,track,category,name,layer,algorithm,...
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) f.push_back(field);
+    if (f.size() < 12 || f[4] != "gpu0 kernels") continue;
+    const double start = std::stod(f[10]), end = std::stod(f[11]);
+    if (f[6] == "copy into fusion buffer") {
+      out.buffer_bytes.push_back(std::stod(f[9]));
+      out.buffer_starts_s.push_back(start);
+    } else if (f[5] == "backward") {
+      out.backward_ends_s.push_back(end);
+    } else if (f[6] == "fwd conv1") {
+      ++out.iterations;
+    }
+  }
+  return out;
+}
+
+// PyTorch's gradient hook hands a gradient to Horovod once backward's kernels for it are issued,
+// long before the GPU has run them, so a tick finds most of ResNet-50's 102 MB handed over and
+// packs it into a full 64 MiB buffer and the rest; the thread then waits on the host for each
+// buffer's gradients, so a buffer starts as a backward kernel ends, not on a tick. MXNet's engine
+// hands a gradient over once it is written: a buffer every few ticks, a few megabytes each.
+TEST(CliRun, PytorchHandsHorovodFullBuffersThatStartOnceTheirGradientsAreComputed) {
+  auto fusion = [](const std::string& framework) {
+    const std::string events = testing::temp_prefix("handover-events") + ".csv";
+    const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 2 --batch 32 "
+                               "--comm nccl --without input,coordination --framework " +
+                               framework + " --events " + events);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return fusion_events(events);
+  };
+  constexpr double kMiB = 1 << 20;
+  const FusionEvents pytorch = fusion("pytorch-horovod");
+  ASSERT_GT(pytorch.iterations, 1);
+  const auto per_iteration = [](const FusionEvents& e) {
+    return static_cast<double>(e.buffer_bytes.size()) / e.iterations;
+  };
+  // Two buffers an iteration, three where the handover straddles a tick.
+  EXPECT_LE(per_iteration(pytorch), 3);
+  EXPECT_GE(*std::max_element(pytorch.buffer_bytes.begin(), pytorch.buffer_bytes.end()),
+            60 * kMiB);
+  // The buffer holding the last layer, whose gradient is computed first, may wait for the
+  // optimizer's per-key host work instead; every other starts as a backward kernel ends.
+  const auto at_a_kernel_end = std::count_if(
+      pytorch.buffer_starts_s.begin(), pytorch.buffer_starts_s.end(), [&](double start) {
+        return std::any_of(pytorch.backward_ends_s.begin(), pytorch.backward_ends_s.end(),
+                           [&](double end) { return std::abs(end - start) < 1e-12; });
+      });
+  EXPECT_GE(at_a_kernel_end,
+            static_cast<long>(pytorch.buffer_starts_s.size()) - pytorch.iterations);
+
+  const FusionEvents mxnet = fusion("mxnet");
+  EXPECT_GT(per_iteration(mxnet), 2 * per_iteration(pytorch));
+  EXPECT_LT(*std::max_element(mxnet.buffer_bytes.begin(), mxnet.buffer_bytes.end()), 32 * kMiB);
 }
 
 // The table's FP+BP, WU, input and rest make the iteration. MXNet issues a forward segment only
