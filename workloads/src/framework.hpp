@@ -98,7 +98,7 @@ struct ExecutionModel {
 // How the allreduce method groups gradients into collectives (sim/exchange: horovod_fusion.cpp,
 // ddp_buckets.cpp, per_tensor_allreduce.cpp; docs/replay.md, "Gradient exchange").
 enum class AllreduceGrouping {
-  // Horovod (<= 0.20): every `cycle` the gradients ready so far, in ready order, packed into
+  // Horovod (<= 0.20): every `cycle` the gradients handed over so far, in that order, packed into
   // buffers of at most `buffer` bytes (a larger tensor alone), allreduced one after another.
   FusionCycle,
   // PyTorch DistributedDataParallel (>= 1.6): static buckets over the gradients in the order they
