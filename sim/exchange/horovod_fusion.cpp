@@ -14,9 +14,9 @@
 // computed on every GPU and the thread is done with the buffer before it. The thread is free
 // again once it has queued the allreduce on its stream; a finalizer thread waits for the end
 // (ops/gpu_operations.cc:47-83). The next cycle starts a cycle after this one started, or when
-// the thread is free if that is later (RunLoopOnce, common/operations.cc:539-549). With a cycle of 0 the
-// thread loops without sleeping: the gradients handed over while it was busy go out together as
-// soon as it is free, and one handed over while it idles goes at once.
+// the thread is free if that is later (RunLoopOnce, common/operations.cc:539-549). With a cycle
+// of 0 the thread loops without sleeping: the gradients handed over while it was busy go out
+// together as soon as it is free, and one handed over while it idles goes at once.
 //
 // Coordination (`--without coordination` leaves it out). Before a cycle's allreduces the ranks
 // agree on which tensors all of them have ready. With the response cache on (the default,

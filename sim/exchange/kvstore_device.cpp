@@ -31,7 +31,9 @@ class KvstoreDeviceBuild : public GradientExchangeBuild {
     const auto t = static_cast<size_t>(key);
     const double bytes = g_.tensor_bytes()[t];
     const int ranks = g_.ranks();
-    const auto on = [&](int rank) { return ready.computed[static_cast<size_t>(g_.compute_rank(rank))]; };
+    const auto on = [&](int rank) {
+      return ready.computed[static_cast<size_t>(g_.compute_rank(rank))];
+    };
     std::vector<NodeId>& weights = it.weights[t];
     auto deliver = [&](int rank, NodeId node) { weights[static_cast<size_t>(rank)] = node; };
     const int root = reducer_[t];
