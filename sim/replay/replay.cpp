@@ -76,6 +76,7 @@ class Replay {
     // [tensor][rank]: the new weights of the previous iteration, on each compute rank's GPU.
     std::vector<std::vector<NodeId>> weights(graph_.tensor_bytes().size(),
                                              std::vector<NodeId>(cr, -1));
+    const bool hook_hands_over = pytorch_loop() && s_.mechanisms.handover;
     for (int k = 0; k < s_.iterations; ++k) {
       graph_.draws().next_iteration();
       IterationNodes nodes;
@@ -94,8 +95,8 @@ class Replay {
           const auto process = static_cast<size_t>(graph_.process_of(r));
           ready.computed.push_back(graph_.join({done.grad_ready[layer][ri], pushed[t][process]}));
           // PyTorch's gradient hook runs on the issuing thread; MXNet's Python thread pushes.
-          ready.handed_over.push_back(pytorch_loop() ? done.grad_issued[layer][ri]
-                                                     : ready.computed.back());
+          ready.handed_over.push_back(hook_hands_over ? done.grad_issued[layer][ri]
+                                                      : ready.computed.back());
         }
         exchange.gradient_ready(task.tensor, ready, it);
       }
@@ -147,8 +148,8 @@ class Replay {
 }  // namespace
 
 const std::vector<std::string>& mechanism_names() {
-  static const std::vector<std::string> names{"engine", "host", "input", "setup",
-                                              "coordination"};
+  static const std::vector<std::string> names{"engine", "host",         "input",
+                                              "setup",  "coordination", "handover"};
   return names;
 }
 
@@ -165,6 +166,8 @@ Mechanisms mechanisms_without(const std::vector<std::string>& names) {
       m.setup = false;
     } else if (name == "coordination") {
       m.coordination = false;
+    } else if (name == "handover") {
+      m.handover = false;
     } else {
       throw ConfigError({"--without"}, unknown_name_message("mechanism", name, mechanism_names()));
     }

@@ -64,6 +64,9 @@ struct Mechanisms {
   // Horovod's negotiation of ready tensors, every cycle before its allreduces
   // (sim/exchange/horovod_fusion.cpp)
   bool coordination = true;
+  // PyTorch's gradient hook hands a gradient over once its kernels are issued (GradientReady);
+  // without it, once the GPU has computed it, as the Python thread's push does for MXNet
+  bool handover = true;
 };
 // The names `--without` takes.
 const std::vector<std::string>& mechanism_names();

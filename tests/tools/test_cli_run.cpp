@@ -304,13 +304,14 @@ FusionEvents fusion_events(const std::string& events) {
 // long before the GPU has run them, so a tick finds most of ResNet-50's 102 MB handed over and
 // packs it into a full 64 MiB buffer and the rest; the thread then waits on the host for each
 // buffer's gradients, so a buffer starts as a backward kernel ends, not on a tick. MXNet's engine
-// hands a gradient over once it is written: a buffer every few ticks, a few megabytes each.
+// hands a gradient over once it is written: a buffer every few ticks, a few megabytes each; and
+// so does PyTorch with the mechanism left out (`--without handover`).
 TEST(CliRun, PytorchHandsHorovodFullBuffersThatStartOnceTheirGradientsAreComputed) {
-  auto fusion = [](const std::string& framework) {
+  auto fusion = [](const std::string& framework, const std::string& without = "") {
     const std::string events = testing::temp_prefix("handover-events") + ".csv";
     const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 2 --batch 32 "
-                               "--comm nccl --without input,coordination --framework " +
-                               framework + " --events " + events);
+                               "--comm nccl --without input,coordination" + without +
+                               " --framework " + framework + " --events " + events);
     EXPECT_EQ(r.status, 0) << r.err;
     return fusion_events(events);
   };
@@ -337,6 +338,7 @@ TEST(CliRun, PytorchHandsHorovodFullBuffersThatStartOnceTheirGradientsAreCompute
   const FusionEvents mxnet = fusion("mxnet");
   EXPECT_GT(per_iteration(mxnet), 2 * per_iteration(pytorch));
   EXPECT_LT(*std::max_element(mxnet.buffer_bytes.begin(), mxnet.buffer_bytes.end()), 32 * kMiB);
+  EXPECT_GT(per_iteration(fusion("pytorch-horovod", ",handover")), 2 * per_iteration(pytorch));
 }
 
 // The table's FP+BP, WU, input and rest make the iteration. MXNet issues a forward segment only

@@ -477,7 +477,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--without", e.without, "Mechanisms left out, comma-separated: engine (engine "
                                           "ops, launches, syncs), host (the Python thread), "
                                           "input (the input pipeline), setup (per-run costs), "
-                                          "coordination (Horovod's negotiation each cycle)")
+                                          "coordination (Horovod's negotiation each cycle), "
+                                          "handover (PyTorch's gradients reach Horovod when "
+                                          "issued, not computed)")
       ->delimiter(',')
       ->check(CLI::IsMember(sim::mechanism_names()));
   cmd->add_option("--profile", e.profile, "Measured per-layer times (docs/compute-model.md)");

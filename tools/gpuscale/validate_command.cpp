@@ -123,7 +123,8 @@ void add_validate_command(CLI::App& app) {
   cmd->add_option("--plot", o->plot_dir,
                   "Write SVG figures (speedup, FP+BP/WU, memory) into this folder");
   cmd->add_option("--without", o->without, "Mechanisms left out of the predictions, "
-                                          "comma-separated (engine, host, input, setup, coordination)")
+                                          "comma-separated (engine, host, input, setup, coordination, "
+                                          "handover)")
       ->delimiter(',')
       ->check(CLI::IsMember(sim::mechanism_names()));
   cmd->callback([o] { validate(*o); });
