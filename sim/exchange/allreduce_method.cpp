@@ -36,7 +36,7 @@ AllreduceBuild::NodeId AllreduceBuild::flat_buffer_allreduce(double bytes, NodeI
 
 void AllreduceBuild::gradient_ready(int key, const GradientReady& ready, ExchangeIteration& it) {
   NodeId exchanged = g_.join(ready.computed);
-  if (g_.ranks() > 1) exchanged = reduce(key, exchanged, g_.join(ready.handed_over));
+  if (g_.ranks() > 1) exchanged = reduce(key, exchanged, ready.handed_over);
   const auto t = static_cast<size_t>(key);
   if (after_every_exchange_) {
     exchanged_.emplace_back(t, exchanged);

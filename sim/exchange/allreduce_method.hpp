@@ -32,10 +32,10 @@ class AllreduceBuild : public GradientExchangeBuild {
   void end_iteration(ExchangeIteration& it) final;
 
  protected:
-  // Key `key`'s gradient, computed at `computed` and handed over at `handed_over` on every
-  // compute rank (GradientReady), into its group's allreduce: the node that ends once the summed
-  // gradient is on every GPU.
-  virtual NodeId reduce(int key, NodeId computed, NodeId handed_over) = 0;
+  // Key `key`'s gradient, computed on every compute rank at `computed` and handed over on each
+  // at `handed_over` (GradientReady, by compute rank), into its group's allreduce: the node that
+  // ends once the summed gradient is on every GPU.
+  virtual NodeId reduce(int key, NodeId computed, const std::vector<NodeId>& handed_over) = 0;
   // The iteration's gradients have all been handed over (DDP closes its last bucket).
   virtual void close_iteration() {}
 

@@ -25,7 +25,7 @@ class DdpBucketsBuild : public AllreduceBuild {
   // full bucket's allreduce on the host, but NCCL's stream waits on the GPU for the stream that
   // computes the gradients (ProcessGroupNCCL's syncStreams, torch/lib/c10d at v1.6.0), so the
   // allreduce starts once they are computed.
-  NodeId reduce(int key, NodeId ready, NodeId /*handed_over*/) override {
+  NodeId reduce(int key, NodeId ready, const std::vector<NodeId>& /*handed_over*/) override {
     const NodeId latch = g_.dag().add_latch();
     open_.latches.push_back(latch);
     open_.ready.push_back(ready);

@@ -57,13 +57,13 @@ class HorovodFusionBuild : public AllreduceBuild {
  protected:
   // A latch released when the fused buffer holding tensor `key` has been allreduced; the tensor
   // joins the fusion queue once it is `handed_over`, and its buffer waits until it is `computed`.
-  NodeId reduce(int key, NodeId computed, NodeId handed_over) override {
+  NodeId reduce(int key, NodeId computed, const std::vector<NodeId>& handed_over) override {
     const NodeId latch = g_.dag().add_latch();
     latches_.push_back(latch);
     tensor_.push_back(key);
     computed_.push_back(computed);
     const int index = static_cast<int>(latches_.size()) - 1;
-    g_.dag().on_done(handed_over, [this, index](double) {
+    g_.dag().on_done(g_.join(handed_over), [this, index](double) {
       queue_.push_back(index);
       if (!on_a_cycle() && !busy_) loop_without_sleeping();
     });
@@ -80,9 +80,9 @@ class HorovodFusionBuild : public AllreduceBuild {
 
   // A cycle: the next starts a cycle from now, or once this one's buffers are queued.
   void tick() {
-    const NodeId timer = cycle_timer();
     take_the_queue();
     if (taken_ == static_cast<int>(latches_.size())) return;
+    const NodeId timer = cycle_timer();
     const NodeId next = thread_free_ >= 0 ? g_.join({timer, thread_free_}) : timer;
     g_.dag().on_done(next, [this](double) { tick(); });
   }

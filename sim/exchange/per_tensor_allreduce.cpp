@@ -14,7 +14,7 @@ class PerTensorBuild : public AllreduceBuild {
  protected:
   // Each allreduce starts once its gradient is computed (Horovod's thread polls its ready event,
   // DDP's stream waits for it) and the one before it is done.
-  NodeId reduce(int key, NodeId ready, NodeId /*handed_over*/) override {
+  NodeId reduce(int key, NodeId ready, const std::vector<NodeId>& /*handed_over*/) override {
     NodeId start = ready;
     if (last_on_stream_ >= 0) start = g_.join({ready, last_on_stream_});
     return last_on_stream_ = allreduce(g_.tensor_bytes()[static_cast<size_t>(key)], start);

@@ -170,18 +170,35 @@ TEST(CliRun, AConfigurationThatDoesNotFitItsGpusIsMarkedWarnedAndWithStrictAnErr
   EXPECT_THAT(strict.err, ::testing::HasSubstr("--strict: resnet-50 nccl 1 GPUs batch 4096 needs"));
 }
 
-// When each of GPU0's copies into Horovod's fusion buffer starts, in seconds, from a --events
-// file: the start of a fused allreduce.
-std::vector<double> fusion_copy_starts(const std::string& events) {
-  std::vector<double> starts;
+// What GPU0's kernels say about Horovod's fused allreduces in a run's --events.
+struct FusionEvents {
+  int iterations = 0;
+  // Each copy into the fusion buffer: the start of a fused allreduce.
+  std::vector<double> buffer_bytes, buffer_starts_s;
+  std::vector<double> backward_ends_s;  // each backward kernel's end
+};
+
+FusionEvents fusion_events(const std::string& events) {
+  FusionEvents out;
   std::istringstream lines(testing::file_bytes(events));
-  for (std::string line; std::getline(lines, line);) {
-    if (line.find("gpu0 kernels,copy,copy into fusion buffer") == std::string::npos) continue;
-    const auto last = line.rfind(',');
-    const auto start = line.rfind(',', last - 1);
-    starts.push_back(std::stod(line.substr(start + 1, last - start - 1)));
+  std::string line;
+  std::getline(lines, line);  // workload,comm,gpus,batch,track,category,name,layer,algorithm,...
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');) f.push_back(field);
+    if (f.size() < 12 || f[4] != "gpu0 kernels") continue;
+    const double start = std::stod(f[10]), end = std::stod(f[11]);
+    if (f[6] == "copy into fusion buffer") {
+      out.buffer_bytes.push_back(std::stod(f[9]));
+      out.buffer_starts_s.push_back(start);
+    } else if (f[5] == "backward") {
+      out.backward_ends_s.push_back(end);
+    } else if (f[6] == "fwd conv1") {
+      ++out.iterations;
+    }
   }
-  return starts;
+  return out;
 }
 
 // Horovod's background thread wakes every 5 ms, so every fused allreduce starts on a tick (its
@@ -202,7 +219,7 @@ TEST(CliRun, AFusionCycleOfZeroRemovesTheTickAndOutputsNameTheExchange) {
     EXPECT_EQ(r.status, 0) << r.err;
     const auto row = nlohmann::json::parse(r.out)["results"][0];
     Run out{row["iteration_s"].get<double>(), row["exchange"].get<std::string>(), {}};
-    out.fusion_starts_s = fusion_copy_starts(events);
+    out.fusion_starts_s = fusion_events(events).buffer_starts_s;
     return out;
   };
   auto on_grid = [](double t) {
@@ -244,7 +261,7 @@ TEST(CliRun, HorovodNegotiatesEachCycleBeforeItsAllreduces) {
                                "--framework mxnet --comm nccl --without input "
                                "--events " + events + " " + args);
     EXPECT_EQ(r.status, 0) << r.err;
-    return fusion_copy_starts(events);
+    return fusion_events(events).buffer_starts_s;
   };
   const auto collective = run_command(kGpuscale + " collective --algo recursive_doubling "
                                       "--gpus 2 --bytes 24 --format json");
@@ -268,36 +285,6 @@ TEST(CliRun, HorovodNegotiatesEachCycleBeforeItsAllreduces) {
   const std::vector<double> with = fusion_starts("");
   EXPECT_EQ(count_after_tick(with, negotiation), on_ticks);
   EXPECT_EQ(count_after_tick(with, 0), 0);
-}
-
-// What GPU0's kernels say about Horovod's fused allreduces in a run's --events.
-struct FusionEvents {
-  int iterations = 0;
-  std::vector<double> buffer_bytes, buffer_starts_s;  // each copy into the fusion buffer
-  std::vector<double> backward_ends_s;                // each backward kernel's end
-};
-
-FusionEvents fusion_events(const std::string& events) {
-  FusionEvents out;
-  std::istringstream lines(testing::file_bytes(events));
-  std::string line;
-  std::getline(lines, line);  // workload,comm,gpus,batch,track,category,name,layer,algorithm,...
-  while (std::getline(lines, line)) {
-    std::vector<std::string> f;
-    std::istringstream fields(line);
-    for (std::string field; std::getline(fields, field, ',');) f.push_back(field);
-    if (f.size() < 12 || f[4] != "gpu0 kernels") continue;
-    const double start = std::stod(f[10]), end = std::stod(f[11]);
-    if (f[6] == "copy into fusion buffer") {
-      out.buffer_bytes.push_back(std::stod(f[9]));
-      out.buffer_starts_s.push_back(start);
-    } else if (f[5] == "backward") {
-      out.backward_ends_s.push_back(end);
-    } else if (f[6] == "fwd conv1") {
-      ++out.iterations;
-    }
-  }
-  return out;
 }
 
 // PyTorch's gradient hook hands a gradient to Horovod once backward's kernels for it are issued,
