@@ -76,6 +76,9 @@ class Replay {
     // [tensor][rank]: the new weights of the previous iteration, on each compute rank's GPU.
     std::vector<std::vector<NodeId>> weights(graph_.tensor_bytes().size(),
                                              std::vector<NodeId>(cr, -1));
+    // PyTorch's Python thread steps the optimizer after backward() returns, but the exchange
+    // starts from autograd's hooks during backward; MXNet's Python thread pushes each key.
+    const bool pushed_by_python = !pytorch_loop();
     const bool hook_hands_over = pytorch_loop() && s_.mechanisms.handover;
     for (int k = 0; k < s_.iterations; ++k) {
       graph_.draws().next_iteration();
@@ -93,7 +96,9 @@ class Replay {
         for (int r = 0; r < graph_.compute_ranks(); ++r) {
           const auto ri = static_cast<size_t>(r);
           const auto process = static_cast<size_t>(graph_.process_of(r));
-          ready.computed.push_back(graph_.join({done.grad_ready[layer][ri], pushed[t][process]}));
+          ready.computed.push_back(pushed_by_python
+                                       ? graph_.join({done.grad_ready[layer][ri], pushed[t][process]})
+                                       : done.grad_ready[layer][ri]);
           // PyTorch's gradient hook runs on the issuing thread; MXNet's Python thread pushes.
           ready.handed_over.push_back(hook_hands_over ? done.grad_issued[layer][ri]
                                                       : ready.computed.back());

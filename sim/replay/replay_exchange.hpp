@@ -46,8 +46,10 @@ struct ExchangeIteration {
 // Where one key's gradient stands, by compute rank.
 struct GradientReady {
   using NodeId = DagExecutor::NodeId;
-  // The gradient is on the GPU and the Python thread has pushed it (MXNet's update() per key;
-  // PyTorch's optimizer.step() issued).
+  // The gradient is on the GPU and, where the Python thread pushes each key (MXNet's update()),
+  // pushed. PyTorch's Python thread has no part in it: DDP's reducer and Horovod's hook run on
+  // autograd's thread (torch/csrc/distributed/c10d/reducer.cpp, horovod/torch/__init__.py:146-162
+  // at v0.19.1), and optimizer.step() waits for the exchange, not the other way round.
   std::vector<NodeId> computed;
   // The host has handed it to the exchange library, which may be before it is computed: an
   // eager framework's gradient hook runs on the issuing thread once the kernels writing the
