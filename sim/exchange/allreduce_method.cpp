@@ -14,6 +14,7 @@ AllreduceBuild::AllreduceBuild(ReplayGraph& graph, std::string algorithm,
       after_every_exchange_(updates_after_every_exchange) {}
 
 AllreduceBuild::NodeId AllreduceBuild::allreduce(double bytes, NodeId start) {
+  g_.note_gradient_allreduce(start, bytes);
   return g_.append_schedule(g_.schedule_for(algorithm_, bytes, 0), start);
 }
 

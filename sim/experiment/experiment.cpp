@@ -103,6 +103,7 @@ ResultRow simulate_configuration(const Experiment& e, const Configuration& c) {
   row.overlap_s = r.overlap_s;
   row.rest_s = r.rest_s;
   row.exposed_comm_s = r.exposed_comm_s;
+  row.allreduce_bytes = r.allreduce_bytes;
   if (e.samples > 0) {
     const std::vector<double>& times = r.iteration_times_s;
     const topo::MachineVariability& v = t.variability();

@@ -92,6 +92,7 @@ void to_json(json& j, const ResultRow& r) {
        {"gpu_memory_gb", r.gpu_memory_gb},
        {"link_utilisation", r.link_utilisation},
        {"link_uses", r.link_uses},
+       {"allreduce_bytes", r.allreduce_bytes},
        {"activities", r.activities},
        {"wall_s", r.wall_s},
        {"timeline", r.timeline}};
@@ -128,6 +129,7 @@ void from_json(const json& j, ResultRow& r) {
   j.at("gpu_memory_gb").get_to(r.gpu_memory_gb);
   j.at("link_utilisation").get_to(r.link_utilisation);
   j.at("link_uses").get_to(r.link_uses);
+  j.at("allreduce_bytes").get_to(r.allreduce_bytes);
   j.at("activities").get_to(r.activities);
   j.at("wall_s").get_to(r.wall_s);
   j.at("timeline").get_to(r.timeline);

@@ -39,7 +39,8 @@ class Replay {
     ReplayResult result = measure_replay({&graph_.dag(), &iterations_,
                                           graph_.draws().any_varies(), compute_s,
                                           input.steady_batch_s(), graph_.compute_ranks(),
-                                          &graph_.compiler().link_bytes()});
+                                          &graph_.compiler().link_bytes(),
+                                          &graph_.gradient_allreduces()});
     if (s_.record_timeline) {
       result.timeline = replay_timeline(*s_.topology, *s_.router, s_.gpus, graph_.dag(),
                                         graph_.compiler(), graph_.kernels());

@@ -25,6 +25,7 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/replay/host_threads.hpp"
 #include "sim/replay/protocol_choice.hpp"
+#include "sim/replay/replay_measure.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_timeline.hpp"
 #include "sim/replay/variability_draws.hpp"
@@ -166,6 +167,12 @@ class ReplayGraph {
   // One copy of `bytes` from rank `src`'s GPU to rank `dst`'s along the machine's route.
   coll::Schedule copy_schedule(int src, int dst, double bytes) const;
   NodeId copy(int src, int dst, double bytes, NodeId start);
+  // A gradient allreduce of `bytes` starting once `start` is done: what the run reports of the
+  // messages its exchange sent (ReplayResult::allreduce_bytes).
+  void note_gradient_allreduce(NodeId start, double bytes) {
+    gradient_allreduces_.push_back({start, bytes});
+  }
+  const std::vector<GradientAllreduce>& gradient_allreduces() const { return gradient_allreduces_; }
   // The GPU time of a reduction or device-to-device copy moving `bytes` (reads and writes).
   double reduction_s(double bytes) const;
 
@@ -186,6 +193,7 @@ class ReplayGraph {
   VariabilityDraws draws_;
   std::optional<Simulation> sim_;  // once the platform's needs are known
   std::vector<Thread> python_;
+  std::vector<GradientAllreduce> gradient_allreduces_;
   // Engine worker pools per GPU; a deque, since pools never move.
   std::deque<HostThreadPool> compute_pools_, copy_pools_;
   // [compute rank]: the issues of updates on that GPU's thread since the last take.

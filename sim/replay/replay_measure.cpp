@@ -1,6 +1,7 @@
 #include "sim/replay/replay_measure.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace gpuscale::sim {
 namespace {
@@ -68,6 +69,17 @@ ReplayResult measure_replay(const ReplayMeasureInputs& in) {
   result.exposed_comm_s = std::max(0.0, result.iteration_s - result.compute_s);
   result.activities = dag.activities_started();
   result.simulated_compute_gpus = in.compute_ranks;
+  // The last iteration's allreduces: each waits for gradients of its iteration, whose backward
+  // follows the previous iteration's new weights, so it starts after the previous iteration ends.
+  const double last_begins = n > 1 ? ends[ends.size() - 2] : 0;
+  std::vector<std::pair<double, double>> last;  // [start, bytes]
+  for (const GradientAllreduce& a : *in.gradient_allreduces) {
+    const double start = dag.end_time(a.start);
+    if (start >= last_begins && start <= ends.back()) last.emplace_back(start, a.bytes);
+  }
+  std::stable_sort(last.begin(), last.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [start, bytes] : last) result.allreduce_bytes.push_back(bytes);
   const std::vector<double>& link_bytes = *in.link_bytes;
   for (size_t slot = 0; slot < link_bytes.size(); ++slot) {
     if (link_bytes[slot] <= 0) continue;

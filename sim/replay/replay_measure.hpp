@@ -1,5 +1,6 @@
 // What a replay measures once its graph has run (ReplayResult): the steady-state iteration time,
-// the study's FP+BP / WU split of rank 0's GPU, its wait for input, and the links' loads.
+// the study's FP+BP / WU split of rank 0's GPU, its wait for input, the links' loads and the
+// gradient allreduces' sizes.
 #pragma once
 
 #include <vector>
@@ -18,6 +19,12 @@ struct IterationNodes {
   std::vector<NodeId> rank0_weights;  // each tensor's new weights on rank 0's GPU
 };
 
+// A gradient allreduce of `bytes` that starts once node `start` is done.
+struct GradientAllreduce {
+  DagExecutor::NodeId start = -1;
+  double bytes = 0;
+};
+
 struct ReplayMeasureInputs {
   const DagExecutor* dag = nullptr;
   const std::vector<IterationNodes>* iterations = nullptr;
@@ -27,6 +34,7 @@ struct ReplayMeasureInputs {
   double min_iteration_s = 0;
   int compute_ranks = 1;
   const std::vector<double>* link_bytes = nullptr;  // ScheduleCompiler::link_bytes
+  const std::vector<GradientAllreduce>* gradient_allreduces = nullptr;
 };
 
 ReplayResult measure_replay(const ReplayMeasureInputs& in);

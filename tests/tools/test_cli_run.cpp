@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <string>
@@ -364,6 +365,32 @@ TEST(CliRun, DdpStartsEachBucketAsItsLastGradientIsComputedWhateverThePythonThre
     }
     EXPECT_LT(*first_bucket, backward_end - 1e-3) << "iteration " << i;
   }
+}
+
+// A run's JSON lists its last iteration's gradient allreduces (`allreduce_mb`): DDP's buckets,
+// Horovod's fused buffers, or each tensor alone; each of ResNet-50's 25,557,032 FP32 gradients is
+// in exactly one, so every method sends its 102.228128 MB. A kvstore sends no allreduce.
+TEST(CliRun, TheAllreducesOfAnIterationCarryEachGradientByteOnce) {
+  auto sizes = [](const std::string& args) {
+    const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 2 --batch 32 "
+                               "--without input --format json " + args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto row = nlohmann::json::parse(r.out)["results"][0];
+    return row["allreduce_mb"].get<std::vector<double>>();
+  };
+  auto total = [](const std::vector<double>& mb) {
+    return std::accumulate(mb.begin(), mb.end(), 0.0);
+  };
+  const auto ddp = sizes("--framework pytorch-ddp --comm nccl");
+  const auto fused = sizes("--framework pytorch-horovod --comm nccl");
+  const auto per_tensor = sizes("--framework pytorch-horovod --comm nccl --fusion-mb 0");
+  EXPECT_EQ(per_tensor.size(), 161u);  // ResNet-50's weight and bias tensors
+  EXPECT_LT(fused.size(), ddp.size());  // 64 MiB buffers against 25 MiB buckets
+  for (const auto* mb : {&ddp, &fused, &per_tensor}) {
+    EXPECT_NEAR(total(*mb), 4 * 25557032 / 1e6, 1e-9);
+  }
+  for (double mb : fused) EXPECT_LE(mb * 1e6, 64.0 * (1 << 20));
+  EXPECT_TRUE(sizes("--framework mxnet --comm p2p").empty());
 }
 
 // The table's FP+BP, WU, input and rest make the iteration. MXNet issues a forward segment only

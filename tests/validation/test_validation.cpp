@@ -270,6 +270,16 @@ TEST(ValidateCli, LassenEdsrStaysWithinItsBoundsAndShowsItsFirstLook) {
   }
   EXPECT_EQ(j["history"]["first_look"]["mape_pct"]["speedup"].get<double>(), 26.9);
   EXPECT_EQ(j["history"]["development"], false);
+  // The profile's "most messages are near 64MB", checked over every GPU count MPI ran: each
+  // count's check reads the allreduces of its run, and Horovod's buffers never exceed 64 MiB.
+  bool message_sizes = false;
+  for (const auto& claim : j["claims"]) {
+    if (claim["id"] != "most-messages-near-64mb") continue;
+    message_sizes = true;
+    EXPECT_EQ(claim["kind"], "message_sizes");
+    EXPECT_EQ(claim["checks"].size(), 9u);
+  }
+  EXPECT_TRUE(message_sizes);
   // The reading in which EDSR runs under its own framework, cuDNN's heuristics instead of
   // autotuning (readings R10): one V100 at 15 img/s against 11.34, not 45 (21.1% on 2026-11-29).
   bool heuristics = false;

@@ -47,6 +47,19 @@ void read_at_least(ClaimParams& p, const ConfigNode& node, const SuiteNames& nam
   }
 }
 
+// `message_sizes: [32 MiB, 64 MiB]`: the sizes above the first, up to the second.
+void read_message_sizes(ClaimParams& p, const ConfigNode& node, const SuiteNames&) {
+  const std::vector<const ConfigNode*> ends = items_or_one(node, "message_sizes");
+  if (ends.size() != 2) {
+    throw ConfigError(node.origin(), "message_sizes is a range of two sizes, e.g. [32 MiB, 64 MiB]");
+  }
+  p.message_sizes = {read_bytes(*ends[0], "message_sizes").value,
+                     read_bytes(*ends[1], "message_sizes").value};
+  if (p.message_sizes.first >= p.message_sizes.second) {
+    throw ConfigError(node.origin(), "message_sizes: the first size must be below the second");
+  }
+}
+
 const std::map<std::string, ParamReader>& param_readers() {
   using P = ClaimParams;
   using N = ConfigNode;
@@ -133,6 +146,7 @@ const std::map<std::string, ParamReader>& param_readers() {
          p.to_mini_batch = static_cast<int>(read_integer(n, "to_mini_batch", 1, 1 << 24));
        }},
       {"fits", [](P& p, const N& n, const S&) { p.fits = read_bool(n, "fits"); }},
+      {"message_sizes", read_message_sizes},
   };
   return readers;
 }

@@ -472,6 +472,33 @@ std::vector<Check> scaling_efficiency(const ClaimParams& p, const Metrics& m) {
   return checks;
 }
 
+// message_sizes: more than `above_pct` percent of the last iteration's gradient allreduces
+// (each fused buffer, bucket or tensor; by count) are of a size within (lo, hi], for each of
+// `methods` at each GPU count (the network's default batch).
+std::vector<Check> message_sizes(const ClaimParams& p, const Metrics& m) {
+  constexpr double kMiB = 1 << 20;
+  const auto [lo, hi] = p.message_sizes;
+  std::vector<Check> checks;
+  for (const auto& net : p.networks) {
+    const int batch = m.suite().batches_of(net).front();
+    for (const auto& method : p.methods) {
+      for (int g : p.gpus) {
+        const RunKey run{net, method, g, batch, p.machine};
+        const std::vector<double>& sizes = m.allreduce_bytes(run);
+        const auto in_range = std::count_if(sizes.begin(), sizes.end(),
+                                            [&](double b) { return b > lo && b <= hi; });
+        const double pct =
+            sizes.empty() ? 0 : 100.0 * static_cast<double>(in_range) / sizes.size();
+        checks.push_back({fmt::format("{}: {} of {} allreduces in ({:g}, {:g}] MiB, % (> {:g})",
+                                      run_text(run), in_range, sizes.size(), lo / kMiB, hi / kMiB,
+                                      *p.above_pct),
+                          pct, above(pct, *p.above_pct, true)});
+      }
+    }
+  }
+  return checks;
+}
+
 std::optional<bool> verdict(const std::vector<Check>& checks) {
   if (checks.empty()) return std::nullopt;
   bool unknown = false;
@@ -511,6 +538,7 @@ const std::vector<ClaimForm>& claim_forms() {
     {"precision_speedup", "", {"networks", "gpus", "largest"}, {"machine"}, precision_speedup_largest},
     {"scaling_efficiency", "", {"networks", "gpus", "above_pct"}, {"machine"}, scaling_efficiency},
     {"scaling_efficiency", "", {"networks", "gpus", "at_most_pct"}, {"machine"}, scaling_efficiency},
+    {"message_sizes", "", {"networks", "methods", "gpus", "message_sizes", "above_pct"}, {"machine"}, message_sizes},
   };
   // clang-format on
   return forms;

@@ -150,7 +150,7 @@ PredictedRun predicted_run(const sim::ResultRow& row) {
   return {row.iteration_s,    row.setup_s,         row.fpbp_s,
           row.wu_s,           row.memory_before_training_gb,
           row.memory_gpu0_gb, row.memory_max_other_gb,
-          row.spatial_ways};
+          row.spatial_ways,   row.allreduce_bytes};
 }
 
 long strong_images_of(const Setup& setup, const wl::Workload& w) {

@@ -189,8 +189,10 @@ struct ClaimParams {
   std::string machine;
   std::vector<std::string> baseline_machines;
   std::string largest;  // precision_speedup: the network whose speedup is the largest
-  std::optional<double> above_pct;  // scaling_efficiency: strictly above this
+  std::optional<double> above_pct;  // scaling_efficiency, message_sizes: strictly above this
   std::optional<double> max_at_least_pct;  // machine_gain: the largest gain reaches this
+  // message_sizes: the range of sizes (lo, hi], bytes.
+  std::pair<double, double> message_sizes{0, 0};
 };
 
 struct ClaimForm;  // claims.hpp

@@ -52,6 +52,7 @@ ResultRow every_field_set() {
   r.gpu_memory_gb = 16;
   r.link_utilisation = {{"nvlink", {0.9, 0.45}}, {"pcie", {kThird, 1e-7}}};
   r.link_uses = {{3, true, 0.5}, {7, false, kThird}};
+  r.allreduce_bytes = {6.61e7, kThird, 1e-300};
   r.activities = 1L << 40;
   r.wall_s = 12.5;
   r.timeline.title = "resnet-50 nccl 8 GPUs batch 32";
@@ -111,6 +112,10 @@ void expect_same(const ResultRow& a, const ResultRow& b) {
     EXPECT_EQ(a.link_uses[i].link, b.link_uses[i].link);
     EXPECT_EQ(a.link_uses[i].forward, b.link_uses[i].forward);
     EXPECT_EQ(bits_of(a.link_uses[i].utilisation), bits_of(b.link_uses[i].utilisation));
+  }
+  ASSERT_EQ(a.allreduce_bytes.size(), b.allreduce_bytes.size());
+  for (size_t i = 0; i < a.allreduce_bytes.size(); ++i) {
+    EXPECT_EQ(bits_of(a.allreduce_bytes[i]), bits_of(b.allreduce_bytes[i]));
   }
   EXPECT_EQ(a.activities, b.activities);
   EXPECT_EQ(a.timeline.title, b.timeline.title);
