@@ -97,9 +97,9 @@ class Replay {
         for (int r = 0; r < graph_.compute_ranks(); ++r) {
           const auto ri = static_cast<size_t>(r);
           const auto process = static_cast<size_t>(graph_.process_of(r));
-          ready.computed.push_back(pushed_by_python
-                                       ? graph_.join({done.grad_ready[layer][ri], pushed[t][process]})
-                                       : done.grad_ready[layer][ri]);
+          const NodeId computed = done.grad_ready[layer][ri];
+          ready.computed.push_back(
+              pushed_by_python ? graph_.join({computed, pushed[t][process]}) : computed);
           // PyTorch's gradient hook runs on the issuing thread; MXNet's Python thread pushes.
           ready.handed_over.push_back(hook_hands_over ? done.grad_issued[layer][ri]
                                                       : ready.computed.back());

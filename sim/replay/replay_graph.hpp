@@ -25,8 +25,8 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/replay/host_threads.hpp"
 #include "sim/replay/protocol_choice.hpp"
-#include "sim/replay/replay_measure.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/replay_measure.hpp"
 #include "sim/replay/replay_timeline.hpp"
 #include "sim/replay/variability_draws.hpp"
 

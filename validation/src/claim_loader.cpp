@@ -51,7 +51,8 @@ void read_at_least(ClaimParams& p, const ConfigNode& node, const SuiteNames& nam
 void read_message_sizes(ClaimParams& p, const ConfigNode& node, const SuiteNames&) {
   const std::vector<const ConfigNode*> ends = items_or_one(node, "message_sizes");
   if (ends.size() != 2) {
-    throw ConfigError(node.origin(), "message_sizes is a range of two sizes, e.g. [32 MiB, 64 MiB]");
+    throw ConfigError(node.origin(),
+                      "message_sizes is a range of two sizes, e.g. [32 MiB, 64 MiB]");
   }
   p.message_sizes = {read_bytes(*ends[0], "message_sizes").value,
                      read_bytes(*ends[1], "message_sizes").value};
