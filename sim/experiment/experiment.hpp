@@ -165,7 +165,7 @@ struct ResultRow {
   bool fits_memory() const { return std::max(memory_gpu0_gb, memory_max_other_gb) <= gpu_memory_gb; }
   std::map<std::string, LinkUtilisation> link_utilisation;  // by link kind
   std::vector<LinkUse> link_uses;  // every link direction the exchange used (when recorded)
-  std::vector<double> allreduce_bytes;  // ReplayResult::allreduce_bytes
+  std::vector<std::vector<double>> allreduce_bytes;  // ReplayResult::allreduce_bytes
   long activities = 0;
   double wall_s = 0;  // host time the simulation took
   Timeline timeline;  // when the experiment records one

@@ -108,13 +108,17 @@ const std::vector<Column>& result_columns() {
        [](const OutputRow& o) { return Value(max_link_utilisation(r(o))); }},
       {"link_utilisation", Shown::JsonOnly,
        [](const OutputRow& o) { return link_utilisation(r(o)); }},
-      // The sizes of the last iteration's gradient allreduces (fused buffers, buckets or
+      // The sizes of each steady iteration's gradient allreduces (fused buffers, buckets or
       // tensors), in the order they start.
       {"allreduce_mb", Shown::JsonOnly,
        [](const OutputRow& o) {
-         Value sizes = Value::array();
-         for (double bytes : r(o).allreduce_bytes) sizes.push_back(bytes / 1e6);
-         return sizes;
+         Value iterations = Value::array();
+         for (const std::vector<double>& iteration : r(o).allreduce_bytes) {
+           Value sizes = Value::array();
+           for (double bytes : iteration) sizes.push_back(bytes / 1e6);
+           iterations.push_back(std::move(sizes));
+         }
+         return iterations;
        }},
       {"spatial", Shown::Split, [](const OutputRow& o) { return Value(r(o).spatial_ways); }},
       {"samples", kSampled, [](const OutputRow& o) { return Value(spread(o).samples); }},

@@ -139,9 +139,11 @@ struct ReplayResult {
   long activities = 0;        // SimGrid activities started
   int simulated_compute_gpus = 0;
   std::vector<LinkLoad> link_loads;  // links that carried gradient bytes
-  // The gradient allreduces of the last iteration, in the order they start: each fused buffer,
-  // bucket or tensor (an allreduce method's; empty for a kvstore).
-  std::vector<double> allreduce_bytes;
+  // The gradient allreduces of each iteration after the first (those iteration_s averages), in
+  // the order they start: each fused buffer, bucket or tensor (an allreduce method's; none for a
+  // kvstore). A fusion cycle's phase drifts from one iteration to the next, and with it how
+  // Horovod splits the gradients into buffers.
+  std::vector<std::vector<double>> allreduce_bytes;
   std::vector<TimelineEvent> timeline;  // if asked for: replay_timeline.hpp
 };
 

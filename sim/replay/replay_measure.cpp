@@ -34,6 +34,30 @@ void add_split(const DagExecutor& dag, const std::vector<IterationNodes>& iterat
   }
 }
 
+// The allreduces of each iteration after the first (of the only one, where one ran), in the order
+// they start. An allreduce waits for gradients of its iteration, whose backward follows the
+// previous iteration's new weights, so it starts after the previous iteration's end.
+std::vector<std::vector<double>> steady_allreduces(const DagExecutor& dag,
+                                                   const std::vector<double>& ends,
+                                                   const std::vector<GradientAllreduce>& all) {
+  const size_t first = ends.size() > 1 ? 1 : 0;
+  std::vector<std::vector<std::pair<double, double>>> by_iteration(ends.size() - first);
+  for (const GradientAllreduce& a : all) {
+    const double start = dag.end_time(a.start);
+    const auto after = std::lower_bound(ends.begin(), ends.end(), start);  // its iteration's end
+    const auto k = static_cast<size_t>(after - ends.begin());
+    if (k >= first && k < ends.size()) by_iteration[k - first].emplace_back(start, a.bytes);
+  }
+  std::vector<std::vector<double>> bytes;
+  for (auto& iteration : by_iteration) {
+    std::stable_sort(iteration.begin(), iteration.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    bytes.emplace_back();
+    for (const auto& [start, b] : iteration) bytes.back().push_back(b);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 ReplayResult measure_replay(const ReplayMeasureInputs& in) {
@@ -69,17 +93,7 @@ ReplayResult measure_replay(const ReplayMeasureInputs& in) {
   result.exposed_comm_s = std::max(0.0, result.iteration_s - result.compute_s);
   result.activities = dag.activities_started();
   result.simulated_compute_gpus = in.compute_ranks;
-  // The last iteration's allreduces: each waits for gradients of its iteration, whose backward
-  // follows the previous iteration's new weights, so it starts after the previous iteration ends.
-  const double last_begins = n > 1 ? ends[ends.size() - 2] : 0;
-  std::vector<std::pair<double, double>> last;  // [start, bytes]
-  for (const GradientAllreduce& a : *in.gradient_allreduces) {
-    const double start = dag.end_time(a.start);
-    if (start >= last_begins && start <= ends.back()) last.emplace_back(start, a.bytes);
-  }
-  std::stable_sort(last.begin(), last.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [start, bytes] : last) result.allreduce_bytes.push_back(bytes);
+  result.allreduce_bytes = steady_allreduces(dag, ends, *in.gradient_allreduces);
   const std::vector<double>& link_bytes = *in.link_bytes;
   for (size_t slot = 0; slot < link_bytes.size(); ++slot) {
     if (link_bytes[slot] <= 0) continue;

@@ -472,9 +472,9 @@ std::vector<Check> scaling_efficiency(const ClaimParams& p, const Metrics& m) {
   return checks;
 }
 
-// message_sizes: more than `above_pct` percent of the last iteration's gradient allreduces
-// (each fused buffer, bucket or tensor; by count) are of a size within (lo, hi], for each of
-// `methods` at each GPU count (the network's default batch).
+// message_sizes: more than `above_pct` percent of the steady iterations' gradient allreduces
+// (each fused buffer, bucket or tensor; by count, as a profile of the run counts them) are of a
+// size within (lo, hi], for each of `methods` at each GPU count (the network's default batch).
 std::vector<Check> message_sizes(const ClaimParams& p, const Metrics& m) {
   constexpr double kMiB = 1 << 20;
   const auto [lo, hi] = p.message_sizes;
@@ -484,14 +484,18 @@ std::vector<Check> message_sizes(const ClaimParams& p, const Metrics& m) {
     for (const auto& method : p.methods) {
       for (int g : p.gpus) {
         const RunKey run{net, method, g, batch, p.machine};
-        const std::vector<double>& sizes = m.allreduce_bytes(run);
-        const auto in_range = std::count_if(sizes.begin(), sizes.end(),
-                                            [&](double b) { return b > lo && b <= hi; });
-        const double pct =
-            sizes.empty() ? 0 : 100.0 * static_cast<double>(in_range) / sizes.size();
-        checks.push_back({fmt::format("{}: {} of {} allreduces in ({:g}, {:g}] MiB, % (> {:g})",
-                                      run_text(run), in_range, sizes.size(), lo / kMiB, hi / kMiB,
-                                      *p.above_pct),
+        const std::vector<std::vector<double>>& iterations = m.allreduce_bytes(run);
+        long in_range = 0, all = 0;
+        for (const std::vector<double>& sizes : iterations) {
+          in_range += std::count_if(sizes.begin(), sizes.end(),
+                                    [&](double b) { return b > lo && b <= hi; });
+          all += static_cast<long>(sizes.size());
+        }
+        const double pct = all == 0 ? 0 : 100.0 * static_cast<double>(in_range) / all;
+        checks.push_back({fmt::format("{}: {} of {} allreduces ({} iterations) in ({:g}, {:g}] "
+                                      "MiB, % (> {:g})",
+                                      run_text(run), in_range, all, iterations.size(), lo / kMiB,
+                                      hi / kMiB, *p.above_pct),
                           pct, above(pct, *p.above_pct, true)});
       }
     }

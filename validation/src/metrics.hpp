@@ -58,7 +58,8 @@ struct PredictedRun {
   double memory_gpu0_gb = 0;
   double memory_gpux_gb = 0;  // the fullest GPU other than GPU0 (0 on one GPU)
   int spatial_ways = 1;       // the GPUs sharing each sample (one GPU holds whole samples)
-  std::vector<double> allreduce_bytes;  // the last iteration's gradient allreduces, in order
+  // The gradient allreduces of each steady iteration, in order (sim::ReplayResult).
+  std::vector<std::vector<double>> allreduce_bytes;
 };
 
 // The largest per-GPU batch that fits, for a max_batch claim.
@@ -109,8 +110,8 @@ class Metrics {
   // The capacity of the run's machine's GPUs, in GB.
   double gpu_memory_gb(const std::string& machine) const;
   int largest_batch(const CapacityKey& key) const;
-  // The sizes of the run's gradient allreduces in its last iteration (sim::ReplayResult).
-  const std::vector<double>& allreduce_bytes(const RunKey& run) const {
+  // The sizes of the run's gradient allreduces, by steady iteration (sim::ReplayResult).
+  const std::vector<std::vector<double>>& allreduce_bytes(const RunKey& run) const {
     return this->run(run).allreduce_bytes;
   }
 

@@ -52,7 +52,7 @@ ResultRow every_field_set() {
   r.gpu_memory_gb = 16;
   r.link_utilisation = {{"nvlink", {0.9, 0.45}}, {"pcie", {kThird, 1e-7}}};
   r.link_uses = {{3, true, 0.5}, {7, false, kThird}};
-  r.allreduce_bytes = {6.61e7, kThird, 1e-300};
+  r.allreduce_bytes = {{6.61e7, kThird, 1e-300}, {}, {4.02e7}};
   r.activities = 1L << 40;
   r.wall_s = 12.5;
   r.timeline.title = "resnet-50 nccl 8 GPUs batch 32";
@@ -115,7 +115,10 @@ void expect_same(const ResultRow& a, const ResultRow& b) {
   }
   ASSERT_EQ(a.allreduce_bytes.size(), b.allreduce_bytes.size());
   for (size_t i = 0; i < a.allreduce_bytes.size(); ++i) {
-    EXPECT_EQ(bits_of(a.allreduce_bytes[i]), bits_of(b.allreduce_bytes[i]));
+    ASSERT_EQ(a.allreduce_bytes[i].size(), b.allreduce_bytes[i].size());
+    for (size_t j = 0; j < a.allreduce_bytes[i].size(); ++j) {
+      EXPECT_EQ(bits_of(a.allreduce_bytes[i][j]), bits_of(b.allreduce_bytes[i][j]));
+    }
   }
   EXPECT_EQ(a.activities, b.activities);
   EXPECT_EQ(a.timeline.title, b.timeline.title);
