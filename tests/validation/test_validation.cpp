@@ -270,8 +270,8 @@ TEST(ValidateCli, LassenEdsrStaysWithinItsBoundsAndShowsItsFirstLook) {
   }
   EXPECT_EQ(j["history"]["first_look"]["mape_pct"]["speedup"].get<double>(), 26.9);
   EXPECT_EQ(j["history"]["development"], false);
-  // The profile's "most messages are near 64MB", checked over every GPU count MPI ran: each
-  // count's check reads the allreduces of its run, and Horovod's buffers never exceed 64 MiB.
+  // The profile's "most messages are near 64MB", checked over every GPU count MPI ran: one check
+  // per count, each reading its run's allreduces.
   bool message_sizes = false;
   for (const auto& claim : j["claims"]) {
     if (claim["id"] != "most-messages-near-64mb") continue;
