@@ -383,14 +383,15 @@ std::vector<Check> fits_memory(const ClaimParams& p, const Metrics& m) {
   return checks;
 }
 
-// The runs a claim about servers or precisions compares: each network with each of its methods
-// at its first batch (the one suite.yaml names first: a study comparing servers runs each
-// benchmark at its default batch), on `machine`, at each of `gpus`.
+// The runs a claim about servers, precisions or messages compares: each network with each of the
+// claim's `methods` (none given: each of the network's) at its first batch (the one suite.yaml
+// names first: a study comparing servers runs each benchmark at its default batch), on
+// `machine`, at each of `gpus`.
 std::vector<RunKey> default_runs(const ClaimParams& p, const Metrics& m) {
   std::vector<RunKey> runs;
   for (const auto& net : p.networks) {
     const int batch = m.suite().batches_of(net).front();
-    for (const auto& method : m.suite().methods_of(net)) {
+    for (const auto& method : p.methods.empty() ? m.suite().methods_of(net) : p.methods) {
       for (int g : p.gpus) runs.push_back({net, method, g, batch, p.machine});
     }
   }
@@ -479,26 +480,20 @@ std::vector<Check> message_sizes(const ClaimParams& p, const Metrics& m) {
   constexpr double kMiB = 1 << 20;
   const auto [lo, hi] = p.message_sizes;
   std::vector<Check> checks;
-  for (const auto& net : p.networks) {
-    const int batch = m.suite().batches_of(net).front();
-    for (const auto& method : p.methods) {
-      for (int g : p.gpus) {
-        const RunKey run{net, method, g, batch, p.machine};
-        const std::vector<std::vector<double>>& iterations = m.allreduce_bytes(run);
-        long in_range = 0, all = 0;
-        for (const std::vector<double>& sizes : iterations) {
-          in_range += std::count_if(sizes.begin(), sizes.end(),
-                                    [&](double b) { return b > lo && b <= hi; });
-          all += static_cast<long>(sizes.size());
-        }
-        const double pct = all == 0 ? 0 : 100.0 * static_cast<double>(in_range) / all;
-        checks.push_back({fmt::format("{}: {} of {} allreduces ({} iterations) in ({:g}, {:g}] "
-                                      "MiB, % (> {:g})",
-                                      run_text(run), in_range, all, iterations.size(), lo / kMiB,
-                                      hi / kMiB, *p.above_pct),
-                          pct, above(pct, *p.above_pct, true)});
-      }
+  for (const RunKey& run : default_runs(p, m)) {
+    const std::vector<std::vector<double>>& iterations = m.allreduce_bytes(run);
+    long in_range = 0, all = 0;
+    for (const std::vector<double>& sizes : iterations) {
+      in_range +=
+          std::count_if(sizes.begin(), sizes.end(), [&](double b) { return b > lo && b <= hi; });
+      all += static_cast<long>(sizes.size());
     }
+    const double pct = all == 0 ? 0 : 100.0 * static_cast<double>(in_range) / all;
+    checks.push_back({fmt::format("{}: {} of {} allreduces ({} iterations) in ({:g}, {:g}] MiB, "
+                                  "% (> {:g})",
+                                  run_text(run), in_range, all, iterations.size(), lo / kMiB,
+                                  hi / kMiB, *p.above_pct),
+                      pct, above(pct, *p.above_pct, true)});
   }
   return checks;
 }
