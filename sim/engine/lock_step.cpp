@@ -1,14 +1,18 @@
 #include "sim/engine/lock_step.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
-#include <utility>
+#include <span>
 #include <stdexcept>
+#include <unordered_map>
+#include <utility>
 
 #include "sim/engine/fluid_depth.hpp"
 
@@ -140,13 +144,13 @@ struct Through {
 
 // The groups of one depth's transfers that share link directions, directly or through others
 // (a disjoint-set forest over the directions): max-min sharing settles each group's rates apart
-// from the others'. Four bytes a direction, as every transfer asks it.
+// from the others'.
 class SharingGroups {
  public:
   static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
   explicit SharingGroups(std::size_t links)
-      : parent_(links * 2), number_(links * 2, kNone), asking_(links * 2, kNone) {
+      : parent_(links * 2), number_(links * 2, kNone) {
     std::iota(parent_.begin(), parent_.end(), std::uint32_t{0});
   }
 
@@ -174,18 +178,10 @@ class SharingGroups {
   }
   std::uint32_t count() const { return groups_; }
 
-  // The group that asks what the transfers through a direction share (kNone: none).
-  void ask(std::uint32_t direction, std::uint32_t group) {
-    asking_[direction] = group;
-    changed_.push_back(direction);
-  }
-  std::uint32_t asking(std::uint32_t direction) const { return asking_[direction]; }
-
   void clear() {
     for (std::uint32_t d : changed_) {
       parent_[d] = d;
       number_[d] = kNone;
-      asking_[d] = kNone;
     }
     changed_.clear();
     groups_ = 0;
@@ -199,7 +195,6 @@ class SharingGroups {
 
   std::vector<std::uint32_t> parent_;
   std::vector<std::uint32_t> number_;   // per root, its group's number
-  std::vector<std::uint32_t> asking_;   // per direction
   std::vector<std::uint32_t> changed_;  // the directions to reset
   std::uint32_t groups_ = 0;
 };
@@ -220,72 +215,176 @@ bool closed_form_exact(const coll::Schedule& schedule, const std::vector<ClosedF
   return through.closed_form_exact(latest, schedule.ops[latest.op].bytes);
 }
 
+// What of one depth's sharing groups depends only on its shape: each transfer's group, each
+// group's transfers, and each stepped group's twin, the first group stepped before it whose
+// transfers, taken in order, cross as many legs of the same latencies over links of the same
+// capacities, met in the same order. Closed time steps (fluid_depth.hpp) see no more of a group
+// than that, so a group whose transfers carry its twin's bytes and steps ends when its twin
+// does: a tree over 16,384 GPUs of a SuperPOD has one such depth, of 8 groups of 8,188
+// transfers, one per rail, alike.
+class DepthGroups {
+ public:
+  // Of the depth's `ends`, with the shape's `crossed`, `legs` and `routes`, which must outlive it.
+  DepthGroups(const std::vector<ClosedFormEnd>& ends, const std::vector<std::uint32_t>& crossed,
+              const std::vector<LegCost>& legs, const OpRoutes& routes,
+              const topo::Topology& topology, SharingGroups& sharing)
+      : ends_(ends), crossed_(crossed), legs_(legs), routes_(routes), topology_(topology) {
+    sharing.clear();
+    for (const ClosedFormEnd& end : ends) sharing.join(end, crossed);
+    group_of_.resize(ends.size());
+    for (std::size_t j = 0; j < ends.size(); ++j) group_of_[j] = sharing.group_of(ends[j], crossed);
+    // The groups' transfers, group by group, in order.
+    first_member_.assign(sharing.count() + 1, 0);
+    for (std::uint32_t g : group_of_) {
+      if (g != SharingGroups::kNone) ++first_member_[g + 1];
+    }
+    std::partial_sum(first_member_.begin(), first_member_.end(), first_member_.begin());
+    members_.resize(first_member_.back());
+    std::vector<std::uint32_t> next(first_member_.begin(), first_member_.end() - 1);
+    one_leg_each_.assign(sharing.count(), true);
+    for (std::size_t j = 0; j < ends.size(); ++j) {
+      if (const std::uint32_t g = group_of_[j]; g != SharingGroups::kNone) {
+        members_[next[g]++] = static_cast<std::uint32_t>(j);
+        if (!ends[j].one_leg) one_leg_each_[g] = false;
+      }
+    }
+    twin_.assign(sharing.count(), kUnknown);
+  }
+
+  std::uint32_t count() const { return static_cast<std::uint32_t>(one_leg_each_.size()); }
+  std::uint32_t group_of(std::size_t transfer) const { return group_of_[transfer]; }
+  std::span<const std::uint32_t> members(std::uint32_t group) const {
+    return {members_.data() + first_member_[group], members_.data() + first_member_[group + 1]};
+  }
+  bool one_leg_each(std::uint32_t group) const { return one_leg_each_[group]; }
+
+  // The twin of `group`, which is being stepped: itself where no group stepped before is alike.
+  std::uint32_t twin(std::uint32_t group) const {
+    if (twin_[group] != kUnknown) return twin_[group];
+    std::vector<double> structure = structure_of(group);
+    std::vector<std::uint32_t>& alike = stepped_by_hash_[hash_of(structure)];
+    for (std::uint32_t other : alike) {
+      if (structures_.at(other) == structure) return twin_[group] = other;
+    }
+    alike.push_back(group);
+    structures_.emplace(group, std::move(structure));
+    return twin_[group] = group;
+  }
+
+ private:
+  static constexpr std::uint32_t kUnknown = std::numeric_limits<std::uint32_t>::max();
+
+  // A group's transfers in order, each as its legs' latencies and the link directions each leg
+  // crosses, numbered in the order met, with their capacities: what fluid_depth.cpp reads of them.
+  std::vector<double> structure_of(std::uint32_t group) const {
+    std::vector<double> structure;
+    std::unordered_map<std::uint32_t, std::uint32_t> number;  // direction -> order met
+    for (std::uint32_t j : members(group)) {
+      const ClosedFormEnd& end = ends_[j];
+      const topo::Route& route = *routes_[end.op];
+      structure.push_back(static_cast<double>(route.legs.size()));
+      std::size_t c = end.first;
+      for (std::size_t leg = 0; leg < route.legs.size(); ++leg) {
+        structure.push_back(legs_[end.legs_first + leg].latency_s);
+        structure.push_back(static_cast<double>(route.legs[leg].hops.size()));
+        for (const topo::Hop& hop : route.legs[leg].hops) {
+          const auto [it, fresh] =
+              number.try_emplace(crossed_[c++], static_cast<std::uint32_t>(number.size()));
+          structure.push_back(it->second);
+          structure.push_back(
+              topology_.links()[static_cast<std::size_t>(hop.link)].effective_bandwidth().value);
+        }
+      }
+    }
+    return structure;
+  }
+  static std::uint64_t hash_of(const std::vector<double>& structure) {
+    std::uint64_t h = 14695981039346656037ull;  // FNV-1a over the values' bits
+    for (double v : structure) {
+      h ^= std::bit_cast<std::uint64_t>(v);
+      h *= 1099511628211ull;
+    }
+    return h;
+  }
+
+  const std::vector<ClosedFormEnd>& ends_;
+  const std::vector<std::uint32_t>& crossed_;
+  const std::vector<LegCost>& legs_;
+  const OpRoutes& routes_;
+  const topo::Topology& topology_;
+  std::vector<std::uint32_t> group_of_;
+  std::vector<std::uint32_t> first_member_, members_;  // group g's: [first_member_[g], [g + 1])
+  std::vector<bool> one_leg_each_;
+  // Filled as groups are stepped, schedule after schedule of the shape.
+  mutable std::vector<std::uint32_t> twin_;
+  mutable std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> stepped_by_hash_;
+  mutable std::unordered_map<std::uint32_t, std::vector<double>> structures_;  // of each first
+};
+
 // When the depth's last transfer ends: by the closed form where it is exact, for the whole
 // depth or for each group of transfers that share links, else in closed time steps
-// (fluid_depth.hpp).
+// (fluid_depth.hpp), once for a group and its twins where they carry the same bytes.
 double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
                    const std::vector<ClosedFormEnd>& ends, const DepthTimes& times,
                    const std::vector<std::uint32_t>& crossed,
-                   std::optional<SharingGroups>& scratch, const topo::Topology& topology) {
+                   const std::function<const DepthGroups&()>& groups_of_depth,
+                   const topo::Topology& topology) {
   const std::vector<double>& ends_s = times.end_s;
   const auto later = [&](std::size_t a, std::size_t b) { return ends_s[a] < ends_s[b]; };
   std::size_t latest = 0;
   for (std::size_t j = 1; j < ends.size(); ++j) latest = later(latest, j) ? j : latest;
   if (closed_form_exact(schedule, ends, crossed, ends[latest])) return ends_s[latest];
 
-  // Sized by the machine's links, so made only for a schedule that needs it.
-  if (!scratch) scratch.emplace(topology.links().size());
-  SharingGroups& sharing = *scratch;
-  sharing.clear();
-  for (const ClosedFormEnd& end : ends) sharing.join(end, crossed);
-  struct Group {
-    std::size_t latest = kNoDirection;  // index in `ends` of its latest transfer
-    bool one_leg_each = true;
-    Through through;  // the transfers through its latest one's narrowest link direction
-    std::vector<DepthTransfer> stepped;  // its transfers, where it runs in closed time steps
-  };
-  std::vector<std::uint32_t> group_of(ends.size());
+  const DepthGroups& groups = groups_of_depth();
+  const auto bytes_of = [&](std::uint32_t j) { return schedule.ops[ends[j].op].bytes; };
   double end_s = 0;
   for (std::size_t j = 0; j < ends.size(); ++j) {
-    group_of[j] = sharing.group_of(ends[j], crossed);
-    if (group_of[j] == SharingGroups::kNone) end_s = std::max(end_s, ends_s[j]);
+    if (groups.group_of(j) == SharingGroups::kNone) end_s = std::max(end_s, ends_s[j]);
   }
-  std::vector<Group> groups(sharing.count());
-  for (std::size_t j = 0; j < ends.size(); ++j) {
-    if (group_of[j] == SharingGroups::kNone) continue;
-    Group& g = groups[group_of[j]];
-    if (g.latest == kNoDirection || later(g.latest, j)) g.latest = j;
-    g.one_leg_each = g.one_leg_each && ends[j].one_leg;
-  }
-  // Each group asks what the transfers through its latest one's narrowest direction share; a
-  // direction belongs to one group.
-  for (std::uint32_t g = 0; g < groups.size(); ++g) {
-    if (groups[g].one_leg_each)
-      sharing.ask(static_cast<std::uint32_t>(ends[groups[g].latest].narrowest), g);
-  }
-  for (const ClosedFormEnd& end : ends) {
-    for (std::size_t c = end.first; c < end.first_leg_end; ++c) {
-      if (const std::uint32_t g = sharing.asking(crossed[c]); g != SharingGroups::kNone)
-        groups[g].through.add(end, schedule.ops[end.op].bytes);
+  // Per group, its end where closed time steps gave it (NaN: not stepped).
+  std::vector<double> stepped_end_s(groups.count(), std::nan(""));
+  for (std::uint32_t g = 0; g < groups.count(); ++g) {
+    const std::span<const std::uint32_t> members = groups.members(g);
+    std::uint32_t group_latest = members.front();
+    for (std::uint32_t j : members) group_latest = later(group_latest, j) ? j : group_latest;
+    const ClosedFormEnd& latest_end = ends[group_latest];
+    if (groups.one_leg_each(g) && latest_end.narrowest != kNoDirection) {
+      // What the transfers through its latest one's narrowest link direction share.
+      Through through;
+      for (std::uint32_t j : members) {
+        const auto begin = crossed.begin() + static_cast<std::ptrdiff_t>(ends[j].first);
+        const auto first_leg_end =
+            crossed.begin() + static_cast<std::ptrdiff_t>(ends[j].first_leg_end);
+        if (std::find(begin, first_leg_end, latest_end.narrowest) != first_leg_end)
+          through.add(ends[j], bytes_of(j));
+      }
+      if (through.closed_form_exact(latest_end, bytes_of(group_latest))) {
+        end_s = std::max(end_s, ends_s[group_latest]);
+        continue;
+      }
     }
-  }
-  for (Group& g : groups) {
-    const ClosedFormEnd& group_latest = ends[g.latest];
-    if (g.one_leg_each &&
-        g.through.closed_form_exact(group_latest, schedule.ops[group_latest.op].bytes)) {
-      end_s = std::max(end_s, ends_s[g.latest]);
-      g.latest = kNoDirection;  // settled
+    const std::uint32_t twin = groups.twin(g);
+    if (twin != g && !std::isnan(stepped_end_s[twin])) {
+      const std::span<const std::uint32_t> twins = groups.members(twin);
+      bool alike = true;
+      for (std::size_t m = 0; m < members.size() && alike; ++m) {
+        alike = bytes_of(members[m]) == bytes_of(twins[m]) &&
+                times.tail_s[members[m]] == times.tail_s[twins[m]];
+      }
+      if (alike) {
+        stepped_end_s[g] = stepped_end_s[twin];
+        end_s = std::max(end_s, stepped_end_s[g]);
+        continue;
+      }
     }
-  }
-  for (std::size_t j = 0; j < ends.size(); ++j) {
-    if (group_of[j] == SharingGroups::kNone || groups[group_of[j]].latest == kNoDirection)
-      continue;
-    groups[group_of[j]].stepped.push_back({.route = routes[ends[j].op],
-                                           .bytes = schedule.ops[ends[j].op].bytes,
-                                           .tail_s = times.tail_s[j]});
-  }
-  for (const Group& g : groups) {
-    if (!g.stepped.empty()) end_s = std::max(end_s, fluid_depth_seconds(g.stepped, topology));
+    std::vector<DepthTransfer> stepped;
+    stepped.reserve(members.size());
+    for (std::uint32_t j : members) {
+      stepped.push_back(
+          {.route = routes[ends[j].op], .bytes = bytes_of(j), .tail_s = times.tail_s[j]});
+    }
+    stepped_end_s[g] = fluid_depth_seconds(stepped, topology);
+    end_s = std::max(end_s, stepped_end_s[g]);
   }
   return end_s;
 }
@@ -341,6 +440,19 @@ struct LockStepShape::Data {
   std::vector<std::vector<ClosedFormEnd>> ends;  // per depth, its transfers
   std::vector<LegCost> legs;                     // ClosedFormEnd::[legs_first, legs_end)
   std::vector<std::uint32_t> crossed;  // link directions, ClosedFormEnd::[first, crossed_end)
+  // Per depth, its sharing groups, settled when a schedule of this shape first needs them (a
+  // ring's depths never do), and their scratch, sized by the machine's links.
+  mutable std::vector<std::unique_ptr<DepthGroups>> groups;
+  mutable std::optional<SharingGroups> sharing;
+
+  const DepthGroups& groups_of(std::size_t depth) const {
+    if (!groups[depth]) {
+      if (!sharing) sharing.emplace(topology->links().size());
+      groups[depth] =
+          std::make_unique<DepthGroups>(ends[depth], crossed, legs, routes, *topology, *sharing);
+    }
+    return *groups[depth];
+  }
 };
 
 LockStepShape::LockStepShape(const coll::Schedule& schedule, const topo::Topology& topology,
@@ -358,6 +470,7 @@ LockStepShape::LockStepShape(const coll::Schedule& schedule, const topo::Topolog
       transfers[static_cast<std::size_t>(places_[i].depth)].push_back(i);
   }
   d.ends.resize(transfers.size());
+  d.groups.resize(transfers.size());
   const auto& links = topology.links();
   LinkLoads loads(links.size());
   for (std::size_t k = 0; k < transfers.size(); ++k) {
@@ -419,7 +532,6 @@ std::vector<LockStepDepth> LockStepShape::depths(const coll::Schedule& schedule)
       depth.transfer_s = std::max(depth.transfer_s, op.seconds);
   }
   const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, d.route_latency_s);
-  std::optional<SharingGroups> sharing;
   DepthTimes times;
   for (std::size_t k = 0; k < d.ends.size(); ++k) {
     const std::vector<ClosedFormEnd>& ends = d.ends[k];
@@ -444,7 +556,9 @@ std::vector<LockStepDepth> LockStepShape::depths(const coll::Schedule& schedule)
     }
     depths[k].transfer_s =
         std::max(depths[k].transfer_s,
-                 depth_end_s(schedule, d.routes, ends, times, d.crossed, sharing, *d.topology));
+                 depth_end_s(schedule, d.routes, ends, times, d.crossed,
+                             [&d, k]() -> const DepthGroups& { return d.groups_of(k); },
+                             *d.topology));
   }
   return depths;
 }

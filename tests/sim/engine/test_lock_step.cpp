@@ -240,6 +240,35 @@ TEST(LockStep, OneRoundIsTheAlphaBetaGammaClosedForm) {
   EXPECT_NEAR(std::stod(out), 1.0, 1e-9);
 }
 
+// `algorithm`'s allreduce of `bytes` over the first `ranks` GPUs of `placement` (all of them
+// over its rings, fewer over none), in NCCL's Simple protocol.
+coll::Schedule schedule_on(const topo::Topology& machine, const topo::Router& router,
+                           const Placement& placement, const std::string& algorithm,
+                           double bytes, int ranks) {
+  coll::CollectiveRequest request;
+  request.bytes = bytes;
+  request.ranks = ranks;
+  request.rings = placement.rings;
+  request.node_of_rank = placement.node_of_rank;
+  if (static_cast<size_t>(ranks) < placement.gpus.size()) {
+    request.rings = {};
+    request.node_of_rank.resize(static_cast<size_t>(ranks));
+  }
+  ProtocolChoice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
+                 "simple")
+      .fill(request);
+  return coll::build_schedule(algorithm, request);
+}
+
+void expect_same_depths(const std::vector<LockStepDepth>& shared,
+                        const std::vector<LockStepDepth>& fresh) {
+  ASSERT_EQ(shared.size(), fresh.size());
+  for (size_t k = 0; k < shared.size(); ++k) {
+    EXPECT_EQ(shared[k].transfer_s, fresh[k].transfer_s) << "depth " << k;
+    EXPECT_EQ(shared[k].reduce_bytes, fresh[k].reduce_bytes) << "depth " << k;
+  }
+}
+
 // A shape made from one schedule evaluates another that differs only in bytes (a replay's gradient
 // buckets) exactly as a shape of its own would: the same depths and link bytes, to the bit, for
 // NCCL's ring and its trees.
@@ -250,34 +279,15 @@ TEST(LockStep, AShapeEvaluatesSchedulesOfOtherSizesAsTheirOwnWould) {
   const topo::Router router(machine, machine.default_routing());
   RankRoutes routes(router, placement.gpus);
   const RankRoute route = routes.lookup();
-  const auto schedule_of = [&](const std::string& algorithm, double bytes, int ranks) {
-    coll::CollectiveRequest request;
-    request.bytes = bytes;
-    request.ranks = ranks;
-    request.rings = placement.rings;
-    request.node_of_rank = placement.node_of_rank;
-    if (ranks < gpus) {
-      request.rings = {};
-      request.node_of_rank.resize(static_cast<size_t>(ranks));
-    }
-    ProtocolChoice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
-                   "simple")
-        .fill(request);
-    return coll::build_schedule(algorithm, request);
-  };
   for (const std::string algorithm : {"nccl_ring", "nccl_tree"}) {
     SCOPED_TRACE(algorithm);
-    const coll::Schedule small = schedule_of(algorithm, 1e6, gpus);
-    const coll::Schedule large = schedule_of(algorithm, 5e7, gpus);
+    const coll::Schedule small = schedule_on(machine, router, placement, algorithm, 1e6, gpus);
+    const coll::Schedule large = schedule_on(machine, router, placement, algorithm, 5e7, gpus);
     const LockStepShape shape(small, machine, op_routes(small, route));
     ASSERT_TRUE(shape.fits(LockStepShape::places_of(large)));
     const LockStepShape own(large, machine, op_routes(large, route));
-    const std::vector<LockStepDepth> shared = shape.depths(large), fresh = own.depths(large);
-    ASSERT_EQ(shared.size(), fresh.size());
-    for (size_t k = 0; k < shared.size(); ++k) {
-      EXPECT_EQ(shared[k].transfer_s, fresh[k].transfer_s) << "depth " << k;
-      EXPECT_EQ(shared[k].reduce_bytes, fresh[k].reduce_bytes) << "depth " << k;
-    }
+    const std::vector<LockStepDepth> fresh = own.depths(large);
+    expect_same_depths(shape.depths(large), fresh);
     EXPECT_GT(lock_step_seconds(fresh, 0), lock_step_seconds(shape.depths(small), 0));
     std::vector<double> shared_bytes(machine.links().size() * 2), fresh_bytes = shared_bytes;
     shape.add_link_bytes(large, shared_bytes);
@@ -285,8 +295,31 @@ TEST(LockStep, AShapeEvaluatesSchedulesOfOtherSizesAsTheirOwnWould) {
     EXPECT_EQ(shared_bytes, fresh_bytes);
     EXPECT_GT(*std::max_element(fresh_bytes.begin(), fresh_bytes.end()), 0);
     // Fewer ranks: another shape.
-    EXPECT_FALSE(shape.fits(LockStepShape::places_of(schedule_of(algorithm, 5e7, 8))));
+    EXPECT_FALSE(shape.fits(
+        LockStepShape::places_of(schedule_on(machine, router, placement, algorithm, 5e7, 8))));
   }
+}
+
+// On 512 GPUs of a SuperPOD, a tree's depths hold groups of transfers that start apart (leaf and
+// spine routes), one group per rail and all alike; a shape steps one in closed time steps and its
+// twins take its end (lock_step.cpp, DepthGroups). What a shape learnt of its twins for one
+// schedule must not give the next its ends: one shape evaluates a small, a large and the small
+// schedule again as shapes of their own do.
+TEST(LockStep, TwinGroupsShareTheirStepsOnlyWithinOneSchedule) {
+  const int gpus = 512;
+  const topo::Topology machine = machine_for("dgx-h200-superpod", {}, gpus);
+  const Placement placement = place_job(machine, gpus);
+  const topo::Router router(machine, machine.default_routing());
+  RankRoutes routes(router, placement.gpus);
+  const RankRoute route = routes.lookup();
+  const coll::Schedule small = schedule_on(machine, router, placement, "nccl_tree", 1e6, gpus);
+  const coll::Schedule large = schedule_on(machine, router, placement, "nccl_tree", 5e7, gpus);
+  const LockStepShape shape(small, machine, op_routes(small, route));
+  for (const coll::Schedule* schedule : {&small, &large, &small}) {
+    const LockStepShape own(*schedule, machine, op_routes(*schedule, route));
+    expect_same_depths(shape.depths(*schedule), own.depths(*schedule));
+  }
+  EXPECT_GT(lock_step_seconds(shape.depths(large), 0), lock_step_seconds(shape.depths(small), 0));
 }
 
 }  // namespace
