@@ -35,11 +35,13 @@ using testing::run_command;
 
 const char* const kOutputs[] = {"results.csv", "results.json", "study.yaml"};
 
-// 48 runs of some tens of milliseconds each: a sweep of seconds, long enough to be caught
-// between its first cached result and its last.
+// 48 runs of ResNet-152, 50 to 90 ms each on a 2-core VM: a sweep of seconds, long enough to be
+// caught between its first cached result and its last with a simulation that has run for a
+// clock tick. (AlexNet's runs, a third as long, let a whole sweep on an idle machine slip
+// between the stops of stop_during_a_simulation.)
 const char* kLongStudy =
     "name: faults\n"
-    "base: {workload: alexnet, images: 25600, without: input}\n"
+    "base: {workload: resnet-152, images: 25600, without: input}\n"
     "axes:\n"
     "  machine: [dgx1-v100, c4140-k]\n"
     "  comm: [p2p, nccl_reduce_bcast]\n"
