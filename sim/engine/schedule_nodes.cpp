@@ -132,6 +132,7 @@ const ScheduleCompiler::LockStepCost& ScheduleCompiler::lock_step_cost(
       schedule.algorithm, schedule.payload_bytes, schedule.ops.size(), first_src, transfer_bytes});
   if (!fresh) return it->second;
   LockStepCost& cost = it->second;
+  cost.algorithm = schedule.algorithm;
   const LockStepShape& shape = lock_step_shape(schedule);
   cost.depths = shape.depths(schedule);
   std::vector<double> bytes(link_bytes_.size(), 0.0);
@@ -156,7 +157,12 @@ DagExecutor::NodeId ScheduleCompiler::append_lock_step(DagExecutor& dag,
                                                        const coll::Schedule& schedule,
                                                        DagExecutor::NodeId start,
                                                        int reduce_rank) {
-  const LockStepCost& cost = lock_step_cost(schedule);
+  return append_lock_step(dag, lock_step_cost(schedule), start, reduce_rank);
+}
+
+DagExecutor::NodeId ScheduleCompiler::append_lock_step(DagExecutor& dag, const LockStepCost& cost,
+                                                       DagExecutor::NodeId start,
+                                                       int reduce_rank) {
   for (const auto& [slot, bytes] : cost.link_bytes) link_bytes_[slot] += bytes;
   DagExecutor::NodeId previous = start;
   for (const LockStepDepth& depth : cost.depths) {
@@ -175,7 +181,7 @@ DagExecutor::NodeId ScheduleCompiler::append_lock_step(DagExecutor& dag,
       parts.push_back(dag.add(std::move(reduce), deps));
       if (record_ops_) {
         appended_ops_.push_back({parts.back(), coll::Op::Kind::Reduce, reduce_rank, -1,
-                                 depth.reduce_bytes, schedule.algorithm});
+                                 depth.reduce_bytes, cost.algorithm});
       }
     }
     if (!parts.empty()) previous = dag.add({}, parts);

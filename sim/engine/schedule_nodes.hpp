@@ -46,11 +46,26 @@ class ScheduleCompiler {
   DagExecutor::NodeId append(DagExecutor& dag, const coll::Schedule& schedule,
                              DagExecutor::NodeId start);
 
+  // What a lock-step schedule costs: its depths and the bytes it puts on each link direction,
+  // kept per schedule, since an iteration repeats the same sizes, each costing O(ranks log ranks)
+  // to evaluate. A caller that repeats a schedule may keep its cost and drop its ops.
+  struct LockStepCost {
+    std::string algorithm;
+    std::vector<LockStepDepth> depths;
+    std::vector<std::pair<size_t, double>> link_bytes;  // (link slot, bytes), the ones it uses
+  };
+  // The cost of `schedule`, evaluated the first time a schedule alike is asked for; it lives as
+  // long as the compiler.
+  const LockStepCost& lock_step_cost(const coll::Schedule& schedule);
+
   // For a lock-step schedule whose ranks all do alike (the replay under symmetry): appends its
   // depths (lock_step.hpp) one after another, each a delay for its transfers beside its largest
   // reduction on `reduce_rank`'s GPU, where it competes with that GPU's kernels. Counts every
   // transfer's bytes on its links as append does.
   DagExecutor::NodeId append_lock_step(DagExecutor& dag, const coll::Schedule& schedule,
+                                       DagExecutor::NodeId start, int reduce_rank);
+  // The same, from the schedule's cost (lock_step_cost).
+  DagExecutor::NodeId append_lock_step(DagExecutor& dag, const LockStepCost& cost,
                                        DagExecutor::NodeId start, int reduce_rank);
 
   // Bytes each link direction has been given so far, at link_slot(link, forward).
@@ -86,13 +101,6 @@ class ScheduleCompiler {
     return [this](int a, int b) -> const topo::Route& { return route(a, b).route; };
   }
 
-  // A lock-step schedule's depths and the bytes it puts on each link direction, kept per
-  // schedule: an iteration repeats the same sizes, each costing O(ranks log ranks) to evaluate.
-  struct LockStepCost {
-    std::vector<LockStepDepth> depths;
-    std::vector<std::pair<size_t, double>> link_bytes;  // (link slot, bytes), the ones it uses
-  };
-  const LockStepCost& lock_step_cost(const coll::Schedule& schedule);
   // The shape `schedule` shares with the schedules evaluated before it, made if none has it.
   const LockStepShape& lock_step_shape(const coll::Schedule& schedule);
 

@@ -70,6 +70,10 @@ class Simulation {
                                        int reduce_rank) {
     return compiler_.append_lock_step(dag_, schedule, start, reduce_rank);
   }
+  DagExecutor::NodeId append_lock_step(const ScheduleCompiler::LockStepCost& cost,
+                                       DagExecutor::NodeId start, int reduce_rank) {
+    return compiler_.append_lock_step(dag_, cost, start, reduce_rank);
+  }
 
   // Runs the DAG until nothing is left to do; returns the simulated time then, seconds.
   double run();

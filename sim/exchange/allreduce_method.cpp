@@ -15,7 +15,7 @@ AllreduceBuild::AllreduceBuild(ReplayGraph& graph, std::string algorithm,
 
 AllreduceBuild::NodeId AllreduceBuild::allreduce(double bytes, NodeId start) {
   g_.note_gradient_allreduce(start, bytes);
-  return g_.append_schedule(g_.schedule_for(algorithm_, bytes, 0), start);
+  return g_.append_collective(algorithm_, bytes, 0, start);
 }
 
 AllreduceBuild::NodeId AllreduceBuild::flat_buffer_allreduce(double bytes, NodeId start) {

@@ -32,8 +32,7 @@ class KvstoreNcclBuild : public GradientExchangeBuild {
     const NodeId reduced =
         g_.engine_op(nccl_ops_, process_factor, ready.computed, calls, calls, [&](NodeId start) {
           if (calls == 0) return start;
-          return g_.append_schedule(
-              g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Reduce), start);
+          return g_.append_collective("nccl_ring", bytes, 0, start, coll::Collective::Reduce);
         });
     if (g_.ranks() == 1) {
       // One GPU has no kvstore: it updates its weights in place (python/mxnet/model.py:78-80 at
@@ -47,8 +46,8 @@ class KvstoreNcclBuild : public GradientExchangeBuild {
     const NodeId sent = store_updates_ ? g_.update_op(0, t, {reduced}) : reduced;
     const NodeId broadcast =
         g_.engine_op(nccl_ops_, process_factor, {sent}, calls, calls, [&](NodeId start) {
-          return g_.append_schedule(
-              g_.schedule_for("nccl_ring", bytes, 0, coll::Collective::Broadcast), start);
+          return g_.append_collective("nccl_ring", bytes, 0, start,
+                                      coll::Collective::Broadcast);
         });
     for (size_t r = 0; r < weights.size(); ++r) {
       weights[r] = store_updates_ ? broadcast : g_.update_op(static_cast<int>(r), t, {broadcast});

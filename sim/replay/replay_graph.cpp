@@ -131,6 +131,23 @@ ReplayGraph::NodeId ReplayGraph::append_schedule(const coll::Schedule& schedule,
   return sim_->append(schedule, start);
 }
 
+ReplayGraph::NodeId ReplayGraph::append_collective(const std::string& algorithm, double bytes,
+                                                   int root, NodeId start,
+                                                   coll::Collective kind) {
+  const CollectiveKey key{algorithm, bytes, root, kind};
+  if (const auto it = lock_step_costs_.find(key); it != lock_step_costs_.end())
+    return sim_->append_lock_step(*it->second, start, 0);
+  if (const auto it = schedules_.find(key); it != schedules_.end())
+    return append_schedule(it->second, start);
+  coll::Schedule schedule = coll::build_schedule(algorithm, request_for(bytes, root, kind));
+  if (evaluated_from_link_loads(schedule, ranks_)) {
+    const ScheduleCompiler::LockStepCost& cost = compiler().lock_step_cost(schedule);
+    lock_step_costs_.emplace(key, &cost);
+    return sim_->append_lock_step(cost, start, 0);
+  }
+  return append_schedule(schedules_.emplace(key, std::move(schedule)).first->second, start);
+}
+
 coll::Schedule ReplayGraph::copy_schedule(int src, int dst, double bytes) const {
   coll::Schedule s;
   s.algorithm = "copy";

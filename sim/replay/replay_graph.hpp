@@ -164,6 +164,11 @@ class ReplayGraph {
                                      coll::Collective kind = coll::Collective::AllReduce);
   // `schedule`'s nodes after `start`, evaluated from link loads under symmetry (replay.hpp).
   NodeId append_schedule(const coll::Schedule& schedule, NodeId start);
+  // The nodes of that collective by `algorithm` after `start`. Where it is evaluated from link
+  // loads, the run keeps its cost and not its schedule: a tree over 16,384 GPUs is half a
+  // million ops, and a replay repeats one per gradient bucket size.
+  NodeId append_collective(const std::string& algorithm, double bytes, int root, NodeId start,
+                           coll::Collective kind = coll::Collective::AllReduce);
   // One copy of `bytes` from rank `src`'s GPU to rank `dst`'s along the machine's route.
   coll::Schedule copy_schedule(int src, int dst, double bytes) const;
   NodeId copy(int src, int dst, double bytes, NodeId start);
@@ -199,7 +204,9 @@ class ReplayGraph {
   // [compute rank]: the issues of updates on that GPU's thread since the last take.
   std::vector<std::vector<NodeId>> updates_issued_;
   std::vector<KernelRecord> kernels_;
-  std::map<std::tuple<std::string, double, int, coll::Collective>, coll::Schedule> schedules_;
+  using CollectiveKey = std::tuple<std::string, double, int, coll::Collective>;
+  std::map<CollectiveKey, coll::Schedule> schedules_;
+  std::map<CollectiveKey, const ScheduleCompiler::LockStepCost*> lock_step_costs_;
 };
 
 }  // namespace gpuscale::sim
