@@ -240,25 +240,42 @@ TEST(LockStep, OneRoundIsTheAlphaBetaGammaClosedForm) {
   EXPECT_NEAR(std::stod(out), 1.0, 1e-9);
 }
 
-// `algorithm`'s allreduce of `bytes` over the first `ranks` GPUs of `placement` (all of them
-// over its rings, fewer over none), in NCCL's Simple protocol.
-coll::Schedule schedule_on(const topo::Topology& machine, const topo::Router& router,
-                           const Placement& placement, const std::string& algorithm,
-                           double bytes, int ranks) {
-  coll::CollectiveRequest request;
-  request.bytes = bytes;
-  request.ranks = ranks;
-  request.rings = placement.rings;
-  request.node_of_rank = placement.node_of_rank;
-  if (static_cast<size_t>(ranks) < placement.gpus.size()) {
-    request.rings = {};
-    request.node_of_rank.resize(static_cast<size_t>(ranks));
+// A job on `gpus` GPUs of the shipped machine `name`, sized to them, and its routes.
+struct Job {
+  Job(const std::string& name, int gpus)
+      : machine(machine_for(name, {}, gpus)),
+        placement(place_job(machine, gpus)),
+        router(machine, machine.default_routing()),
+        routes(router, placement.gpus),
+        route(routes.lookup()) {}
+
+  // `algorithm`'s allreduce of `bytes` over the first `ranks` GPUs (all of them over the job's
+  // rings, fewer over none), in NCCL's Simple protocol.
+  coll::Schedule schedule(const std::string& algorithm, double bytes, int ranks) const {
+    coll::CollectiveRequest request;
+    request.bytes = bytes;
+    request.ranks = ranks;
+    request.rings = placement.rings;
+    request.node_of_rank = placement.node_of_rank;
+    if (static_cast<size_t>(ranks) < placement.gpus.size()) {
+      request.rings = {};
+      request.node_of_rank.resize(static_cast<size_t>(ranks));
+    }
+    ProtocolChoice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
+                   "simple")
+        .fill(request);
+    return coll::build_schedule(algorithm, request);
   }
-  ProtocolChoice(machine, router, placement.gpus, placement.rings, placement.node_of_rank,
-                 "simple")
-      .fill(request);
-  return coll::build_schedule(algorithm, request);
-}
+  LockStepShape shape_of(const coll::Schedule& schedule) const {
+    return LockStepShape(schedule, machine, op_routes(schedule, route));
+  }
+
+  const topo::Topology machine;
+  const Placement placement;
+  const topo::Router router;
+  RankRoutes routes;
+  const RankRoute route;
+};
 
 void expect_same_depths(const std::vector<LockStepDepth>& shared,
                         const std::vector<LockStepDepth>& fresh) {
@@ -274,29 +291,24 @@ void expect_same_depths(const std::vector<LockStepDepth>& shared,
 // NCCL's ring and its trees.
 TEST(LockStep, AShapeEvaluatesSchedulesOfOtherSizesAsTheirOwnWould) {
   const int gpus = 64;
-  const topo::Topology machine = machine_for("lassen", {}, gpus);
-  const Placement placement = place_job(machine, gpus);
-  const topo::Router router(machine, machine.default_routing());
-  RankRoutes routes(router, placement.gpus);
-  const RankRoute route = routes.lookup();
+  const Job job("lassen", gpus);
   for (const std::string algorithm : {"nccl_ring", "nccl_tree"}) {
     SCOPED_TRACE(algorithm);
-    const coll::Schedule small = schedule_on(machine, router, placement, algorithm, 1e6, gpus);
-    const coll::Schedule large = schedule_on(machine, router, placement, algorithm, 5e7, gpus);
-    const LockStepShape shape(small, machine, op_routes(small, route));
+    const coll::Schedule small = job.schedule(algorithm, 1e6, gpus);
+    const coll::Schedule large = job.schedule(algorithm, 5e7, gpus);
+    const LockStepShape shape = job.shape_of(small);
     ASSERT_TRUE(shape.fits(LockStepShape::places_of(large)));
-    const LockStepShape own(large, machine, op_routes(large, route));
+    const LockStepShape own = job.shape_of(large);
     const std::vector<LockStepDepth> fresh = own.depths(large);
     expect_same_depths(shape.depths(large), fresh);
     EXPECT_GT(lock_step_seconds(fresh, 0), lock_step_seconds(shape.depths(small), 0));
-    std::vector<double> shared_bytes(machine.links().size() * 2), fresh_bytes = shared_bytes;
+    std::vector<double> shared_bytes(job.machine.links().size() * 2), fresh_bytes = shared_bytes;
     shape.add_link_bytes(large, shared_bytes);
     own.add_link_bytes(large, fresh_bytes);
     EXPECT_EQ(shared_bytes, fresh_bytes);
     EXPECT_GT(*std::max_element(fresh_bytes.begin(), fresh_bytes.end()), 0);
     // Fewer ranks: another shape.
-    EXPECT_FALSE(shape.fits(
-        LockStepShape::places_of(schedule_on(machine, router, placement, algorithm, 5e7, 8))));
+    EXPECT_FALSE(shape.fits(LockStepShape::places_of(job.schedule(algorithm, 5e7, 8))));
   }
 }
 
@@ -307,17 +319,12 @@ TEST(LockStep, AShapeEvaluatesSchedulesOfOtherSizesAsTheirOwnWould) {
 // schedule again as shapes of their own do.
 TEST(LockStep, TwinGroupsShareTheirStepsOnlyWithinOneSchedule) {
   const int gpus = 512;
-  const topo::Topology machine = machine_for("dgx-h200-superpod", {}, gpus);
-  const Placement placement = place_job(machine, gpus);
-  const topo::Router router(machine, machine.default_routing());
-  RankRoutes routes(router, placement.gpus);
-  const RankRoute route = routes.lookup();
-  const coll::Schedule small = schedule_on(machine, router, placement, "nccl_tree", 1e6, gpus);
-  const coll::Schedule large = schedule_on(machine, router, placement, "nccl_tree", 5e7, gpus);
-  const LockStepShape shape(small, machine, op_routes(small, route));
+  const Job job("dgx-h200-superpod", gpus);
+  const coll::Schedule small = job.schedule("nccl_tree", 1e6, gpus);
+  const coll::Schedule large = job.schedule("nccl_tree", 5e7, gpus);
+  const LockStepShape shape = job.shape_of(small);
   for (const coll::Schedule* schedule : {&small, &large, &small}) {
-    const LockStepShape own(*schedule, machine, op_routes(*schedule, route));
-    expect_same_depths(shape.depths(*schedule), own.depths(*schedule));
+    expect_same_depths(shape.depths(*schedule), job.shape_of(*schedule).depths(*schedule));
   }
   EXPECT_GT(lock_step_seconds(shape.depths(large), 0), lock_step_seconds(shape.depths(small), 0));
 }
