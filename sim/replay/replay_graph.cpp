@@ -118,11 +118,9 @@ coll::CollectiveRequest ReplayGraph::request_for(double bytes, int root, coll::C
   return request;
 }
 
-const coll::Schedule& ReplayGraph::schedule_for(const std::string& algorithm, double bytes,
-                                                int root, coll::Collective kind) {
-  auto [it, fresh] = schedules_.try_emplace({algorithm, bytes, root, kind});
-  if (fresh) it->second = coll::build_schedule(algorithm, request_for(bytes, root, kind));
-  return it->second;
+coll::Schedule ReplayGraph::schedule_for(const std::string& algorithm, double bytes, int root,
+                                         coll::Collective kind) {
+  return coll::build_schedule(algorithm, request_for(bytes, root, kind));
 }
 
 ReplayGraph::NodeId ReplayGraph::append_schedule(const coll::Schedule& schedule, NodeId start) {
@@ -139,7 +137,7 @@ ReplayGraph::NodeId ReplayGraph::append_collective(const std::string& algorithm,
     return sim_->append_lock_step(*it->second, start, 0);
   if (const auto it = schedules_.find(key); it != schedules_.end())
     return append_schedule(it->second, start);
-  coll::Schedule schedule = coll::build_schedule(algorithm, request_for(bytes, root, kind));
+  coll::Schedule schedule = schedule_for(algorithm, bytes, root, kind);
   if (evaluated_from_link_loads(schedule, ranks_)) {
     const ScheduleCompiler::LockStepCost& cost = compiler().lock_step_cost(schedule);
     lock_step_costs_.emplace(key, &cost);

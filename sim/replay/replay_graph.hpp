@@ -158,15 +158,15 @@ class ReplayGraph {
   // machine's rings, nodes and NCCL protocol (protocol_choice.hpp).
   coll::CollectiveRequest request_for(double bytes, int root,
                                       coll::Collective kind = coll::Collective::AllReduce);
-  // Its schedule by `algorithm`, built once per run: every iteration (and every sample) repeats
-  // the same collectives.
-  const coll::Schedule& schedule_for(const std::string& algorithm, double bytes, int root,
-                                     coll::Collective kind = coll::Collective::AllReduce);
+  // Its schedule by `algorithm`.
+  coll::Schedule schedule_for(const std::string& algorithm, double bytes, int root,
+                              coll::Collective kind = coll::Collective::AllReduce);
   // `schedule`'s nodes after `start`, evaluated from link loads under symmetry (replay.hpp).
   NodeId append_schedule(const coll::Schedule& schedule, NodeId start);
-  // The nodes of that collective by `algorithm` after `start`. Where it is evaluated from link
-  // loads, the run keeps its cost and not its schedule: a tree over 16,384 GPUs is half a
-  // million ops, and a replay repeats one per gradient bucket size.
+  // The nodes of `algorithm`'s collective of `bytes` rooted at `root`, after `start`. Its
+  // schedule is built once per run, since every iteration (and every sample) repeats the same
+  // collectives; where it is evaluated from link loads, the run keeps its cost instead: a tree
+  // over 16,384 GPUs is half a million ops, and a replay has one per gradient bucket size.
   NodeId append_collective(const std::string& algorithm, double bytes, int root, NodeId start,
                            coll::Collective kind = coll::Collective::AllReduce);
   // One copy of `bytes` from rank `src`'s GPU to rank `dst`'s along the machine's route.
