@@ -372,12 +372,16 @@ TEST(CliRun, DdpStartsEachBucketAsItsLastGradientIsComputedWhateverThePythonThre
 // 25,557,032 parameters) is in exactly one, so every method sends 102.228128 MB an iteration. A
 // kvstore sends no allreduce.
 TEST(CliRun, TheAllreducesOfAnIterationCarryEachGradientByteOnce) {
-  auto sizes = [](const std::string& args) {
+  // Each steady iteration's allreduces, in MB.
+  auto iterations_of = [](const std::string& args) {
     const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 2 --batch 32 "
                                "--without input --format json " + args);
     EXPECT_EQ(r.status, 0) << r.err;
     const auto row = nlohmann::json::parse(r.out)["results"][0];
-    const auto iterations = row["allreduce_mb"].get<std::vector<std::vector<double>>>();
+    return row["allreduce_mb"].get<std::vector<std::vector<double>>>();
+  };
+  auto sizes = [&](const std::string& args) {
+    const auto iterations = iterations_of(args);
     EXPECT_GE(iterations.size(), 2u);
     for (const std::vector<double>& mb : iterations) {
       EXPECT_NEAR(std::accumulate(mb.begin(), mb.end(), 0.0), 4 * 25557032 / 1e6, 1e-9) << args;
@@ -394,11 +398,9 @@ TEST(CliRun, TheAllreducesOfAnIterationCarryEachGradientByteOnce) {
   EXPECT_LT(fused.size(), ddp.size());  // 64 MiB buffers against 25 MiB buckets
   EXPECT_GT(mxnet.size(), fused.size());
   for (double mb : fused) EXPECT_LE(mb * 1e6, 64.0 * (1 << 20));
-  const auto r = run_command(kGpuscale + " run --workload resnet-50 --gpus 2 --batch 32 "
-                             "--without input --format json --framework mxnet --comm p2p");
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto p2p_row = nlohmann::json::parse(r.out)["results"][0];
-  for (const auto& iteration : p2p_row["allreduce_mb"]) EXPECT_TRUE(iteration.empty());
+  const auto p2p = iterations_of("--framework mxnet --comm p2p");
+  EXPECT_GE(p2p.size(), 2u);
+  for (const std::vector<double>& mb : p2p) EXPECT_TRUE(mb.empty());
 }
 
 // The table's FP+BP, WU, input and rest make the iteration. MXNet issues a forward segment only
