@@ -7,7 +7,10 @@
 //   reduce     T = alpha + S/B + (p+1) S/gamma
 //   broadcast  T = alpha + S/B
 // With contention the reducer's links carry (p-1) S in each direction, which is what limits P2P
-// on a DGX-1. Moves 2(p-1) S. 2p - 1 ops.
+// on a DGX-1. Moves 2(p-1) S. 2p - 1 ops. Lock-step: the gathers start together, the sum waits
+// for all of them and the copies back for the sum, so each depth ending with its slowest op is
+// what the copies do, and at scale the replay evaluates them from link loads (sim/engine/
+// lock_step.hpp) rather than thousands of flows converging on one GPU in SimGrid.
 #include "sim/collectives/algorithms.hpp"
 
 namespace gpuscale::coll {
@@ -27,7 +30,9 @@ Schedule build_p2p(const CollectiveRequest& r) {
       if (rank != r.root) b.transfer(r.root, rank, r.bytes, 1, result);
     }
   }
-  return b.finish();
+  Schedule s = b.finish();
+  s.lock_step = true;
+  return s;
 }
 
 }  // namespace gpuscale::coll

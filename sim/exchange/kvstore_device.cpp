@@ -93,13 +93,17 @@ class KvstoreDevice : public ExchangeMethod {
   }
 
   // Its copies go between each key's reducer and every other GPU: a p2p schedule rooted at each
-  // reducer holds those pairs; its reductions run on the reducers' GPUs.
+  // reducer holds those pairs; its reductions run on the reducers' GPUs. The copies run one by
+  // one, flow by flow, the keys' overlapping (ReplayGraph::copy), never as one lock-step p2p
+  // schedule, so their routes are on the platform at any GPU count.
   std::vector<coll::Schedule> routed_schedules(ReplayGraph& graph) const override {
     const std::vector<int> reducer = reducers(graph);
     std::vector<coll::Schedule> schedules;
     for (const std::string& algorithm : coll::algorithms_run_by("p2p")) {
       for (int root : std::set<int>(reducer.begin(), reducer.end())) {
-        schedules.push_back(coll::build_schedule(algorithm, graph.request_for(1e6, root)));
+        coll::Schedule& pairs =
+            schedules.emplace_back(coll::build_schedule(algorithm, graph.request_for(1e6, root)));
+        pairs.lock_step = false;
       }
     }
     return schedules;

@@ -215,10 +215,11 @@ wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::Work
                                     std::function<double(int)> workspace_bytes);
 
 // Host seconds the simulation of `exchange` on `gpus` GPUs is expected to take where that is far
-// beyond the usual second, else 0: p2p transfers (MXNet's kvstore=device, or an allreduce by the
-// p2p algorithm) over more than 16 GPUs, whose per-key copies all share the fabric, grow with the
-// square of the GPUs (1e-3 s x G^2: 0.2 s at 16 GPUs, 1 s at 32, 4 s at 64 measured,
-// docs/replay.md "speed").
+// beyond the usual second, else 0: MXNet's kvstore=device over more than 16 GPUs, whose per-key
+// copies all share the fabric flow by flow, grows with the square of the GPUs (1e-3 s x G^2:
+// 0.8 s at 32 GPUs, 2.6 s at 64, 15 s at 128, 60 s at 256 measured on a SuperPOD,
+// docs/replay.md "speed"). An allreduce by the p2p algorithm is evaluated from link loads there
+// (sim/engine/lock_step.hpp) and takes no longer than a ring's.
 double expected_simulation_seconds(const ExchangeChoice& exchange, int gpus);
 
 // One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp;

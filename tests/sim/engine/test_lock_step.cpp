@@ -89,6 +89,7 @@ TEST(LockStep, TheExchangeAlgorithmsSayTheyRunInLockStep) {
   EXPECT_TRUE(coll::build_schedule("rabenseifner", request).lock_step);
   EXPECT_TRUE(coll::build_schedule("nccl_ring", request).lock_step);
   EXPECT_TRUE(coll::build_schedule("nccl_tree", request).lock_step);
+  EXPECT_TRUE(coll::build_schedule("p2p", request).lock_step);
   request.ranks = 6;  // MPICH folds two pairs first: their first round comes a round late
   EXPECT_FALSE(coll::build_schedule("recursive_doubling", request).lock_step);
   EXPECT_FALSE(coll::build_schedule("rabenseifner", request).lock_step);
@@ -142,6 +143,26 @@ TEST(LockStep, NcclPipelinesAgreeWithEveryFlowSimulated) {
             << algorithm << " " << coll::to_string(kind) << " " << m.name << " " << m.gpus
             << " GPUs " << (m.overrides.empty() ? "" : m.overrides[0]) << " " << bytes
             << " B: simulated " << b.simulated_s << " s, estimated " << b.estimated_s << " s";
+      }
+    }
+  }
+}
+
+// MXNet's P2P copies converge on one GPU: its gathers start together, the sum waits for all of
+// them and the copies back for the sum, so each depth ends with its slowest copy in SimGrid too.
+// Lassen's copies into GPU0 cross NVLink, the X-Bus and one InfiniBand port; a SuperPOD's cross
+// NVSwitch and one NDR rail, where the first node's copies end long before the others'.
+TEST(LockStep, P2pCopiesAgreeWithEveryFlowSimulated) {
+  using coll::Collective;
+  for (const std::string machine : {"lassen", "dgx-h200-superpod"}) {
+    for (int gpus : {32, 64}) {
+      for (Collective kind : {Collective::AllReduce, Collective::Reduce, Collective::Broadcast}) {
+        for (double bytes : {4096.0, 64e6}) {
+          const Both b = simulated_and_estimated(machine, gpus, "p2p", bytes, 700e9, kind);
+          EXPECT_NEAR(b.estimated_s / b.simulated_s, 1.0, 1e-9)
+              << coll::to_string(kind) << " " << machine << " " << gpus << " GPUs " << bytes
+              << " B: simulated " << b.simulated_s << " s, estimated " << b.estimated_s << " s";
+        }
       }
     }
   }
