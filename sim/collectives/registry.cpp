@@ -71,6 +71,12 @@ std::vector<std::string> algorithms_run_by(std::string_view name) {
   return a.runs.empty() ? std::vector<std::string>{a.name} : a.runs;
 }
 
+bool follows_nccl_protocol(std::string_view name, double bytes, int ranks) {
+  const std::string ran =
+      name == "aluminum" ? aluminum_choice(bytes, ranks) : find_algorithm(name).name;
+  return ran.starts_with("nccl_");
+}
+
 std::vector<std::string> algorithms_implementing(Collective kind) {
   std::vector<std::string> names;
   for (const auto& a : algorithms()) {

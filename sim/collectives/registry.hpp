@@ -28,6 +28,10 @@ std::vector<std::string> algorithm_names();
 bool implements(const Algorithm& algorithm, Collective kind);
 // `runs` of the algorithm named `name`, or the name itself when it runs only its own schedules.
 std::vector<std::string> algorithms_run_by(std::string_view name);
+// Whether the schedule `name` runs for `bytes` over `ranks` follows NCCL's protocols (their
+// latencies and wire bytes, CollectiveRequest::protocol): NCCL's own algorithms, and aluminum
+// where it picks NCCL's ring; an MPI library's and MXNet's copies know nothing of them.
+bool follows_nccl_protocol(std::string_view name, double bytes, int ranks);
 // The names of the algorithms that implement `kind`, in table order.
 std::vector<std::string> algorithms_implementing(Collective kind);
 

@@ -52,7 +52,9 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
   ProtocolChoice(topology, router, gpus, rings, node_of_rank, protocol).fill(request);
   CollectiveRun run = run_schedule(topology, router, gpus, coll::build_schedule(algorithm, request),
                                    reduce_bandwidth_Bps, detail);
-  run.protocol = request.protocol.name;
+  run.protocol = coll::follows_nccl_protocol(algorithm, bytes, request.ranks)
+                     ? request.protocol.name
+                     : "-";
   if (algorithm == "nccl_auto" && request.ranks > 1 && bytes > 0) {
     const coll::NcclChoice choice = coll::nccl_auto_choice(request);
     const std::string protocol_ran = request.nccl_chooses_protocol

@@ -15,7 +15,8 @@ namespace gpuscale::sim {
 struct CollectiveRun {
   double seconds = 0;
   long activities = 0;
-  // The protocol that ran; for nccl_auto "algorithm/protocol (NCCL version)", NCCL's choice.
+  // The protocol that ran; for nccl_auto "algorithm/protocol (NCCL version)", NCCL's choice;
+  // "-" for a schedule that follows none (coll::follows_nccl_protocol).
   std::string protocol;
 };
 

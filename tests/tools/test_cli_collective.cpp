@@ -89,6 +89,29 @@ TEST(CliCollective, IdealNcclRingAllreduceMatchesTheClosedForm) {
   EXPECT_NEAR(rows[0]["time_s"].get<double>() / expected, 1.0, 0.01) << expected;
 }
 
+// Only schedules that follow NCCL's protocols name one: an MPI library's ring and MXNet's p2p
+// copies say "-" (and --protocol changes nothing for them); aluminum names NCCL's protocol where
+// it runs NCCL's ring (large buffers) and "-" where it runs MPI's recursive doubling (small ones
+// at scale).
+TEST(CliCollective, OnlyNcclsSchedulesNameAProtocol) {
+  auto protocol_and_time = [](const std::string& algo, const std::string& more) {
+    const auto rows = collective_json("--topology lassen --gpus 64 --algo " + algo + " " + more);
+    EXPECT_EQ(rows.size(), 1u) << algo;
+    return std::pair{rows[0]["protocol"].get<std::string>(), rows[0]["time_s"].get<double>()};
+  };
+  for (const std::string algo : {"ring", "p2p", "recursive_doubling", "hierarchical"}) {
+    const auto [ll_protocol, ll_s] = protocol_and_time(algo, "--bytes 1MiB --protocol ll");
+    const auto [simple_protocol, simple_s] =
+        protocol_and_time(algo, "--bytes 1MiB --protocol simple");
+    EXPECT_EQ(ll_protocol, "-") << algo;
+    EXPECT_EQ(simple_protocol, "-") << algo;
+    EXPECT_EQ(ll_s, simple_s) << algo;
+  }
+  EXPECT_EQ(protocol_and_time("nccl", "--bytes 1MiB --protocol ll").first, "ll");
+  EXPECT_EQ(protocol_and_time("aluminum", "--bytes 1GiB --protocol simple").first, "simple");
+  EXPECT_EQ(protocol_and_time("aluminum", "--bytes 1KiB --protocol simple").first, "-");
+}
+
 // Allgather and reducescatter are one pass of the same rings: half the allreduce's time each
 // (the same bytes per step, half the steps), so together they take the allreduce's time.
 TEST(CliCollective, IdealAllgatherAndReducescatterAreHalvesOfTheAllreduce) {
