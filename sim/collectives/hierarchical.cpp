@@ -9,7 +9,9 @@
 //     + K (alpha + S/B)                                             intra-node broadcast
 // A zero-second Delay joins the node reductions before the ring starts (the ring's first step
 // needs every leader). One node: reduce + broadcast; one rank per node: the ring.
-// 3(p-n) ops inside the nodes, 3n + 1 for the leaders: at most 3p + 1.
+// 3(p-n) ops inside the nodes, 3n + 1 for the leaders: at most 3p + 1. Lock-step where a job's
+// nodes are alike (whole nodes, as jobs above one node are): every node's binomial rounds at
+// one depth, then the leaders' ring as ring.cpp's.
 #include "sim/collectives/algorithms.hpp"
 
 namespace gpuscale::coll {
@@ -29,7 +31,9 @@ Schedule build_hierarchical(const CollectiveRequest& r) {
     mpi_ring_allreduce(b, leaders, r.bytes, b.gate(0, leaders_reduced), ready);
   }
   for (const auto& group : groups) binomial_broadcast(b, group, 0, r.bytes, ready);
-  return b.finish();
+  Schedule s = b.finish();
+  s.lock_step = true;
+  return s;
 }
 
 }  // namespace gpuscale::coll

@@ -11,6 +11,10 @@
 // which is also the step-wise time when links differ without contention: every step waits for
 // the slowest edge, and so does each flow. What it loses is the interleaving of reductions with
 // transfers (they are serial here, as in a non-overlapping MPI implementation). 3p ops.
+// Lock-step: each edge's gather takes its scatter's route and bytes, so the depths' slowest
+// scatter, sum and gather make the slowest chain flow by flow too, wherever no early gather
+// shares a link with a scatter still running (every shipped cluster, tests/sim/engine/
+// test_lock_step.cpp); at scale the replay evaluates it from link loads.
 #include "sim/collectives/algorithms.hpp"
 
 namespace gpuscale::coll {
@@ -21,7 +25,9 @@ Schedule build_ring(const CollectiveRequest& r) {
   for (int i = 0; i < r.ranks; ++i) order[i] = i;
   Ready ready(static_cast<std::size_t>(r.ranks));
   mpi_ring_allreduce(b, order, r.bytes, {}, ready);
-  return b.finish();
+  Schedule s = b.finish();
+  s.lock_step = true;
+  return s;
 }
 
 }  // namespace gpuscale::coll
