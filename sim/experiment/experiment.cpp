@@ -14,6 +14,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/collectives/registry.hpp"
 #include "sim/engine/isolated.hpp"
 #include "sim/experiment/compute_setup.hpp"
 #include "sim/experiment/machine_setup.hpp"
@@ -272,11 +273,27 @@ wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::Work
   return o;
 }
 
-double expected_simulation_seconds(const ExchangeChoice& exchange, int gpus) {
+std::string slow_simulation_reason(const ExchangeChoice& exchange, int gpus) {
   constexpr double kCopySecondsPerGpuSquared = 1e-3;  // measured: experiment.hpp
-  return exchange.exchange == "kvstore_device" && gpus > 16
-             ? kCopySecondsPerGpuSquared * gpus * gpus
-             : 0;
+  constexpr int kFlowByFlowUpToGpus = 2048;           // measured: experiment.hpp
+  if (exchange.exchange == "kvstore_device") {
+    const double seconds = gpus > 16 ? kCopySecondsPerGpuSquared * gpus * gpus : 0;
+    if (seconds < 30) return "";
+    return fmt::format("takes the simulator about {:.0f} minutes per configuration (its per-key "
+                       "copies share the fabric; the time grows with the square of the GPUs); "
+                       "MXNet's kvstore=device reduces within one machine: nccl or hierarchical "
+                       "simulate this in seconds",
+                       std::ceil(seconds / 60));
+  }
+  if (exchange.exchange != "allreduce" || gpus <= kFlowByFlowUpToGpus) return "";
+  coll::CollectiveRequest request;
+  request.bytes = 1e6;
+  request.ranks = gpus;
+  if (coll::build_schedule(exchange.algorithm, request).lock_step) return "";
+  return fmt::format("may take the simulator minutes per configuration: {}'s rounds are not in "
+                     "lock step over {} ranks, so its flows are simulated one by one; over a "
+                     "power of two GPUs, or with ring or nccl, it takes about a second",
+                     exchange.algorithm, gpus);
 }
 
 int spatial_ways(const Experiment& e, const Configuration& c) {

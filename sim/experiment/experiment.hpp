@@ -214,13 +214,18 @@ wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::Work
                                     const wl::PrecisionRecipe& precision, int gpus, int batch,
                                     std::function<double(int)> workspace_bytes);
 
-// Host seconds the simulation of `exchange` on `gpus` GPUs is expected to take where that is far
-// beyond the usual second, else 0: MXNet's kvstore=device over more than 16 GPUs, whose per-key
-// copies all share the fabric flow by flow, grows with the square of the GPUs (1e-3 s x G^2:
-// 0.8 s at 32 GPUs, 2.6 s at 64, 15 s at 128, 60 s at 256 measured on a SuperPOD,
-// docs/replay.md "speed"). An allreduce by the p2p algorithm is evaluated from link loads there
-// (sim/engine/lock_step.hpp) and takes no longer than a ring's.
-double expected_simulation_seconds(const ExchangeChoice& exchange, int gpus);
+// Why simulating `exchange` on `gpus` GPUs takes the simulator minutes, where it does; empty where
+// it takes about a second or less:
+// - MXNet's kvstore=device over more than 16 GPUs, whose per-key copies all share the fabric flow
+//   by flow, grows with the square of the GPUs (1e-3 s x G^2: 0.8 s at 32 GPUs, 2.6 s at 64,
+//   15 s at 128, 60 s at 256 measured on a SuperPOD, docs/replay.md "speed"); said from 30 s.
+// - An allreduce whose schedule is not lock-step at that rank count (MPICH's recursive doubling
+//   and Rabenseifner off a power of two, binomial trees: sim/engine/lock_step.hpp) runs flow by
+//   flow, thousands of concurrent flows that SimGrid re-solves at every completion: a ResNet-50
+//   run by recursive doubling on 2,000 of Lassen's GPUs took 16 s, on 3,000 some 3 minutes
+//   (docs/collectives.md, "Lock-step schedules at scale"); said above 2,048 GPUs.
+// Every other allreduce is evaluated from link loads there.
+std::string slow_simulation_reason(const ExchangeChoice& exchange, int gpus);
 
 // One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp;
 // its row crosses back by result_row_codec.hpp); its speedup is left at 0.

@@ -468,6 +468,19 @@ TEST(CliRun, AConfigurationThatTakesMinutesSaysSoFirst) {
                                "--comm p2p --workload resnet-50 --framework pytorch-ddp");
   EXPECT_EQ(ddp.status, 0) << ddp.err;
   EXPECT_THAT(ddp.err, ::testing::Not(::testing::HasSubstr("minutes")));
+  // MPICH's recursive doubling is lock-step on a power of two ranks only: off one, at thousands
+  // of GPUs, the user hears why it is slow and what is not.
+  const auto folded = run_command("timeout 3 " + kGpuscale + " run --topology lassen --gpus 3000 "
+                                  "--comm recursive_doubling --workload resnet-50 "
+                                  "--framework pytorch-ddp");
+  EXPECT_EQ(folded.status, 124);
+  EXPECT_THAT(folded.err, ::testing::HasSubstr("warning: recursive_doubling on 3000 GPUs may "
+                                               "take the simulator minutes"));
+  const auto power_of_two = run_command("timeout 60 " + kGpuscale + " run --topology lassen "
+                                        "--gpus 2048 --comm recursive_doubling --workload "
+                                        "resnet-50 --framework pytorch-ddp");
+  EXPECT_EQ(power_of_two.status, 0) << power_of_two.err;
+  EXPECT_THAT(power_of_two.err, ::testing::Not(::testing::HasSubstr("minutes")));
 }
 
 TEST(CliRun, CsvQuotesAFieldHoldingACommaOrAQuote) {

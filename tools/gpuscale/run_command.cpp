@@ -274,13 +274,9 @@ bool warn_of_slow_configurations(const sim::Experiment& e) {
     const sim::Experiment one = sim::for_workload(e, workload);
     for (const sim::ExchangeChoice& exchange : sim::exchanges_of(one, sim::framework_of(one))) {
       for (int gpus : e.gpus) {
-        const double seconds = sim::expected_simulation_seconds(exchange, gpus);
-        if (seconds < 30 || !slow.emplace(exchange.name, gpus).second) continue;
-        warning(fmt::format("{} on {} GPUs takes the simulator about {:.0f} minutes per "
-                            "configuration (its per-key copies share the fabric; the time grows "
-                            "with the square of the GPUs); MXNet's kvstore=device reduces within "
-                            "one machine: nccl or hierarchical simulate this in seconds",
-                            exchange.name, gpus, std::ceil(seconds / 60)));
+        const std::string reason = sim::slow_simulation_reason(exchange, gpus);
+        if (reason.empty() || !slow.emplace(exchange.name, gpus).second) continue;
+        warning(fmt::format("{} on {} GPUs {}", exchange.name, gpus, reason));
       }
     }
   }
