@@ -66,6 +66,25 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
   return run;
 }
 
+std::string flow_by_flow_reason(const std::string& algorithm, coll::Collective kind, int ranks) {
+  constexpr int kFlowByFlowUpToRanks = 2048;  // measured: collective_run.hpp
+  // One that does not implement `kind` is the job's error to report, not a warning.
+  if (ranks <= kFlowByFlowUpToRanks ||
+      !coll::implements(coll::find_algorithm(algorithm), kind)) {
+    return "";
+  }
+  coll::CollectiveRequest request;
+  request.kind = kind;
+  request.bytes = 1e6;
+  request.ranks = ranks;
+  if (coll::build_schedule(algorithm, request).lock_step) return "";
+  return fmt::format("is simulated flow by flow, which takes seconds to minutes: {}'s rounds are "
+                     "not in lock step over {} ranks, and SimGrid re-solves thousands of flows "
+                     "at every completion; over a power of two GPUs, or with ring or nccl, it is "
+                     "evaluated from link loads in about a second",
+                     algorithm, ranks);
+}
+
 double simulate_copy(const topo::Topology& topology, const topo::Router& router, int src, int dst,
                      double bytes) {
   coll::Schedule copy{"copy", 2, bytes, {}};

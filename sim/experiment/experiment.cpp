@@ -14,8 +14,8 @@
 #include <tuple>
 #include <utility>
 
-#include "sim/collectives/registry.hpp"
 #include "sim/engine/isolated.hpp"
+#include "sim/experiment/collective_run.hpp"
 #include "sim/experiment/compute_setup.hpp"
 #include "sim/experiment/machine_setup.hpp"
 #include "sim/experiment/replay_inputs.hpp"
@@ -275,7 +275,6 @@ wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::Work
 
 std::string slow_simulation_reason(const ExchangeChoice& exchange, int gpus) {
   constexpr double kCopySecondsPerGpuSquared = 1e-3;  // measured: experiment.hpp
-  constexpr int kFlowByFlowUpToGpus = 2048;           // measured: experiment.hpp
   if (exchange.exchange == "kvstore_device") {
     const double seconds = gpus > 16 ? kCopySecondsPerGpuSquared * gpus * gpus : 0;
     if (seconds < 30) return "";
@@ -285,15 +284,8 @@ std::string slow_simulation_reason(const ExchangeChoice& exchange, int gpus) {
                        "simulate this in seconds",
                        std::ceil(seconds / 60));
   }
-  if (exchange.exchange != "allreduce" || gpus <= kFlowByFlowUpToGpus) return "";
-  coll::CollectiveRequest request;
-  request.bytes = 1e6;
-  request.ranks = gpus;
-  if (coll::build_schedule(exchange.algorithm, request).lock_step) return "";
-  return fmt::format("may take the simulator minutes per configuration: {}'s rounds are not in "
-                     "lock step over {} ranks, so its flows are simulated one by one; over a "
-                     "power of two GPUs, or with ring or nccl, it takes about a second",
-                     exchange.algorithm, gpus);
+  if (exchange.exchange != "allreduce") return "";
+  return flow_by_flow_reason(exchange.algorithm, coll::Collective::AllReduce, gpus);
 }
 
 int spatial_ways(const Experiment& e, const Configuration& c) {

@@ -219,12 +219,7 @@ wl::MemoryOptions memory_options_of(const ExchangeMethod& method, const wl::Work
 // - MXNet's kvstore=device over more than 16 GPUs, whose per-key copies all share the fabric flow
 //   by flow, grows with the square of the GPUs (1e-3 s x G^2: 0.8 s at 32 GPUs, 2.6 s at 64,
 //   15 s at 128, 60 s at 256 measured on a SuperPOD, docs/replay.md "speed"); said from 30 s.
-// - An allreduce whose schedule is not lock-step at that rank count (MPICH's recursive doubling
-//   and Rabenseifner off a power of two, binomial trees: sim/engine/lock_step.hpp) runs flow by
-//   flow, thousands of concurrent flows that SimGrid re-solves at every completion: a ResNet-50
-//   run by recursive doubling on 2,000 of Lassen's GPUs took 16 s, on 3,000 some 3 minutes
-//   (docs/collectives.md, "Lock-step schedules at scale"); said above 2,048 GPUs.
-// Every other allreduce is evaluated from link loads there.
+// - An allreduce whose schedule runs flow by flow at that size (flow_by_flow_reason).
 std::string slow_simulation_reason(const ExchangeChoice& exchange, int gpus);
 
 // One configuration simulated in this process (one SimGrid engine per process: see isolated.hpp;

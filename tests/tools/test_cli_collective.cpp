@@ -20,6 +20,7 @@ namespace gpuscale {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::run_command;
 
 const std::string kGpuscale = GPUSCALE_EXECUTABLE;
@@ -297,6 +298,25 @@ TEST(CliCollective, UnsupportedCollectiveIsOneLineNamingTheAlgorithmsThatDoIt) {
   const auto b = run_command(kGpuscale + " collective --algo ring --collective broadcast");
   EXPECT_EQ(b.status, 2);
   EXPECT_THAT(b.err, HasSubstr("(methods that do: nccl, binomial_tree, p2p)"));
+}
+
+// A collective simulated flow by flow over thousands of GPUs is said to be slow before the wait;
+// one evaluated from link loads is not; an algorithm lacking the collective is still the error.
+TEST(CliCollective, ASlowCollectiveSaysSoFirst) {
+  const auto slow = run_command("timeout 60 " + kGpuscale + " collective --topology lassen "
+                                "--gpus 2052 --algo binomial_tree --collective broadcast "
+                                "--bytes 4KiB");
+  EXPECT_EQ(slow.status, 0) << slow.err;
+  EXPECT_THAT(slow.err, HasSubstr("warning: binomial_tree broadcast on 2052 GPUs is simulated "
+                                  "flow by flow"));
+  const auto quick = run_command(kGpuscale + " collective --topology lassen --gpus 2052 "
+                                 "--algo ring --bytes 4KiB");
+  EXPECT_EQ(quick.status, 0) << quick.err;
+  EXPECT_THAT(quick.err, Not(HasSubstr("warning")));
+  const auto lacking = run_command(kGpuscale + " collective --topology lassen --gpus 2052 "
+                                   "--algo ring --collective broadcast");
+  EXPECT_EQ(lacking.status, 2);
+  EXPECT_THAT(lacking.err, Not(HasSubstr("warning")));
 }
 
 TEST(CliCollective, BadSizeOrTooManyGpusIsOneLineAndExitTwo) {

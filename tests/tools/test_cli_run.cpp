@@ -474,8 +474,8 @@ TEST(CliRun, AConfigurationThatTakesMinutesSaysSoFirst) {
                                   "--comm recursive_doubling --workload resnet-50 "
                                   "--framework pytorch-ddp");
   EXPECT_EQ(folded.status, 124);
-  EXPECT_THAT(folded.err, ::testing::HasSubstr("warning: recursive_doubling on 3000 GPUs may "
-                                               "take the simulator minutes"));
+  EXPECT_THAT(folded.err, ::testing::HasSubstr("warning: recursive_doubling on 3000 GPUs is "
+                                               "simulated flow by flow"));
   const auto power_of_two = run_command("timeout 60 " + kGpuscale + " run --topology lassen "
                                         "--gpus 2048 --comm recursive_doubling --workload "
                                         "resnet-50 --framework pytorch-ddp");

@@ -150,7 +150,7 @@ Metrics hand_metrics(const Suite& suite) {
               PredictedRun{s, 0, s, 0, 1, 1, 1, 1, {{66e6, 66e6, 40e6, 10e6}, {66e6, 66e6, 10e6}}};
         }
         for (int g : {1, 2}) p.runs[{n.study, m.study, g, b, "P100"}] =
-            PredictedRun{0.015, 0, 0.015, 0, 1, 1, 1, 1};
+            PredictedRun{0.015, 0, 0.015, 0, 1, 1, 1, 1, {}};
       }
     }
     p.strong_images[n.study] = suite.setup.strong_images;

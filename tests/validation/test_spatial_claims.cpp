@@ -96,7 +96,7 @@ std::optional<bool> holds(const std::string& id, const RunModel& run) {
 // per GPU whole, `split_gb` split.
 RunModel split_runs(const std::function<double(int)>& speedup, double split_gb = 6) {
   return [speedup, split_gb](const RunKey& k) {
-    PredictedRun r{0.010, 0, 0.009, 0.001, 1.0, 20.0, 20.0};
+    PredictedRun r{0.010, 0, 0.009, 0.001, 1.0, 20.0, 20.0, 1, {}};
     if (k.method == "Spatial" && k.gpus > 1) {
       r.spatial_ways = 2;
       r.iteration_s /= speedup(k.gpus);

@@ -172,6 +172,6 @@ Metrics metrics_of(const Suite& suite, const RunModel& run, int largest_batch) {
   return Metrics(suite, predictions);
 }
 
-PredictedRun ideal_run(const RunKey&) { return {0.011, 0, 0.010, 0.001, 1.0, 3.0, 2.0}; }
+PredictedRun ideal_run(const RunKey&) { return {0.011, 0, 0.010, 0.001, 1.0, 3.0, 2.0, 1, {}}; }
 
 }  // namespace gpuscale::validation::testing

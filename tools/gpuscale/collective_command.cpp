@@ -13,8 +13,10 @@
 #include "sim/collectives/registry.hpp"
 #include "sim/exchange/exchange_choice.hpp"
 #include "sim/experiment/collective_job.hpp"
+#include "sim/experiment/collective_run.hpp"
 #include "sim/replay/protocol_choice.hpp"
 #include "sim/replay/replay.hpp"
+#include "tools/gpuscale/console.hpp"
 #include "tools/gpuscale/size_option.hpp"
 #include "topologies/core/csv.hpp"
 #include "topologies/core/error.hpp"
@@ -91,6 +93,11 @@ std::vector<Row> simulate_rows(const CollectiveOptions& o) {
   const std::vector<std::uint64_t> sizes = requested_sizes(o);
   std::vector<Row> rows;
   for (int gpus : o.gpus) {
+    const std::string slow =
+        sim::flow_by_flow_reason(sim::algorithm_of_alias(o.algo), kind, gpus);
+    if (!slow.empty()) {
+      warning(fmt::format("{} {} on {} GPUs {}", o.algo, o.collective, gpus, slow));
+    }
     for (std::uint64_t requested : sizes) {
       const coll::NcclTestsShape shape = coll::nccl_tests_shape(kind, requested, gpus);
       sim::CollectiveJob job{o.topology, o.overrides, o.algo, gpus, double(shape.size_B),

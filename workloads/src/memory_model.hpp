@@ -30,7 +30,7 @@ struct ExchangeBuffers {
 struct MemoryOptions {
   int batch = 1;  // per GPU
   int gpus = 1;
-  ExchangeBuffers exchange;
+  ExchangeBuffers exchange{};
   // The cuDNN workspace at a per-GPU batch, as the compute model plans the convolutions'
   // algorithms (sim::workspace_of); none: no workspace.
   std::function<double(int batch)> workspace_bytes{};
