@@ -73,16 +73,21 @@ std::string flow_by_flow_reason(const std::string& algorithm, coll::Collective k
       !coll::implements(coll::find_algorithm(algorithm), kind)) {
     return "";
   }
+  // The schedules it runs (nccl_auto's and aluminum's choices among others), each as a bare
+  // request gives it: whether a schedule is lock-step depends on its rank count alone.
   coll::CollectiveRequest request;
   request.kind = kind;
   request.bytes = 1e6;
   request.ranks = ranks;
-  if (coll::build_schedule(algorithm, request).lock_step) return "";
-  return fmt::format("is simulated flow by flow, which takes seconds to minutes: {}'s rounds are "
-                     "not in lock step over {} ranks, and SimGrid re-solves thousands of flows "
-                     "at every completion; over a power of two GPUs, or with ring or nccl, it is "
-                     "evaluated from link loads in about a second",
-                     algorithm, ranks);
+  for (const std::string& ran : coll::algorithms_run_by(algorithm)) {
+    if (coll::build_schedule(ran, request).lock_step) continue;
+    return fmt::format("is simulated flow by flow, which takes seconds to minutes: {}'s rounds "
+                       "are not in lock step over {} ranks, and SimGrid re-solves thousands of "
+                       "flows at every completion; over a power of two GPUs, or with ring or "
+                       "nccl, it is evaluated from link loads in about a second",
+                       ran, ranks);
+  }
+  return "";
 }
 
 double simulate_copy(const topo::Topology& topology, const topo::Router& router, int src, int dst,

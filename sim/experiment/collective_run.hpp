@@ -33,8 +33,8 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
                                   coll::Collective kind = coll::Collective::AllReduce,
                                   FlowDetail detail = FlowDetail::AsReplayed);
 
-// Why a collective `algorithm` of `kind` over `ranks` ranks is slow to simulate: where
-// its schedule is not lock-step at that count (MPICH's recursive doubling and Rabenseifner off a
+// Why a collective `algorithm` of `kind` over `ranks` ranks is slow to simulate: where a
+// schedule it runs is not lock-step at that count (MPICH's recursive doubling and Rabenseifner off a
 // power of two, binomial trees: sim/engine/lock_step.hpp), its flows run one by one, thousands at
 // once that SimGrid re-solves at every completion. A ResNet-50 DDP run by recursive doubling on
 // 2,000 of Lassen's GPUs took 16 s, on 3,000 some 3 minutes, and one 25 MiB allreduce 0.9 s and

@@ -481,6 +481,12 @@ TEST(CliRun, AConfigurationThatTakesMinutesSaysSoFirst) {
                                         "resnet-50 --framework pytorch-ddp");
   EXPECT_EQ(power_of_two.status, 0) << power_of_two.err;
   EXPECT_THAT(power_of_two.err, ::testing::Not(::testing::HasSubstr("minutes")));
+  // NCCL's own choice, which needs the machine to build, is lock-step whatever it picks.
+  const auto nccl_auto = run_command("timeout 60 " + kGpuscale + " run --topology lassen "
+                                     "--gpus 3000 --comm nccl_auto --workload resnet-50 "
+                                     "--framework pytorch-ddp");
+  EXPECT_EQ(nccl_auto.status, 0) << nccl_auto.err;
+  EXPECT_THAT(nccl_auto.err, ::testing::Not(::testing::HasSubstr("minutes")));
 }
 
 TEST(CliRun, CsvQuotesAFieldHoldingACommaOrAQuote) {

@@ -2,7 +2,8 @@
 # How each command's cost grows with the GPU count, as a user runs it: wall time and peak resident
 # memory of whole `gpuscale` invocations on a DGX H200 SuperPOD (grown to the nodes they need) at
 # 512, 4,096, 16,384 and 65,536 GPUs:
-#   run        ResNet-50, PyTorch DDP, batch 32, nccl: 3 iterations and the 1-GPU baseline
+#   run        ResNet-50, PyTorch DDP, batch 32, nccl: 3 iterations and the 1-GPU baseline; and
+#              the same with the default --comm (p2p and nccl), as a new user first runs it
 #   collective 100 MiB allreduce by NCCL's ring, its tree and its own choice (nccl_auto)
 #   train      GPT-3 175B, TP 8 x PP 8 x DP (GPUs / 64), 8 micro-batches per pipeline
 #   samples    the run above with --samples 32 on the SuperPOD with its GPUs' kernels varying
@@ -62,6 +63,8 @@ for g in "${counts[@]}"; do
   resnet=(run --workload resnet-50 --framework pytorch-ddp --batch 32 --comm nccl --gpus "$g")
   row "run" "$g" "${resnet[@]}" --topology dgx-h200-superpod
   run_ms=$ms
+  row "run (default --comm)" "$g" run --workload resnet-50 --framework pytorch-ddp --batch 32 \
+    --gpus "$g" --topology dgx-h200-superpod
   for algo in nccl nccl_tree nccl_auto; do
     row "collective $algo" "$g" collective --topology dgx-h200-superpod --bytes 100MiB \
       --gpus "$g" --algo "$algo"
