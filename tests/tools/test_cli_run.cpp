@@ -1,5 +1,6 @@
 // `gpuscale run` as a user runs it: the JSON fields, the same input giving the same bytes,
 // and bad input (one line, exit status 2).
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -450,43 +451,40 @@ TEST(CliRun, AluminumIsNcclBelow64GpusAndCutsSmallAllreducesAt256) {
   EXPECT_LT((wu_s[{"aluminum", 256}]), (wu_s[{"nccl", 256}]) / 2);
 }
 
-// MXNet's p2p on 1000 GPUs takes the simulator many minutes: the user hears so before the wait.
+// A configuration that takes the simulator minutes says so before the wait; one evaluated from
+// link loads says nothing and completes (a 60 s timeout only guards against a hang).
 TEST(CliRun, AConfigurationThatTakesMinutesSaysSoFirst) {
-  // MXNet's kvstore=device: per-key copies over the whole fabric.
-  const auto r = run_command("timeout 3 " + kGpuscale + " run --topology lassen --gpus 1000 "
-                             "--comm p2p --workload resnet-50 --framework mxnet");
-  EXPECT_EQ(r.status, 124);  // still simulating
-  EXPECT_THAT(r.err, ::testing::HasSubstr("warning: p2p on 1000 GPUs takes the simulator about "
-                                          "17 minutes"));
-  const auto quick = run_command(kGpuscale + " run --topology lassen --gpus 16 --comm p2p "
-                                 "--workload lenet --batch 16");
-  EXPECT_EQ(quick.status, 0) << quick.err;
-  EXPECT_THAT(quick.err, ::testing::Not(::testing::HasSubstr("minutes")));
-  // An allreduce by the p2p algorithm is evaluated from its link loads at that size, as rings
-  // are: no warning, and it completes (the timeout only guards against a hang).
-  const auto ddp = run_command("timeout 60 " + kGpuscale + " run --topology lassen --gpus 1000 "
-                               "--comm p2p --workload resnet-50 --framework pytorch-ddp");
-  EXPECT_EQ(ddp.status, 0) << ddp.err;
-  EXPECT_THAT(ddp.err, ::testing::Not(::testing::HasSubstr("minutes")));
+  // ResNet-50 on `gpus` of Lassen's GPUs, stopped after `seconds`.
+  auto run_on_lassen = [](int seconds, int gpus, const std::string& comm,
+                          const std::string& framework) {
+    return run_command(fmt::format("timeout {} {} run --topology lassen --gpus {} --comm {} "
+                                   "--workload resnet-50 --framework {}",
+                                   seconds, kGpuscale, gpus, comm, framework));
+  };
+  auto expect_quiet = [](const testing::CommandResult& r, const std::string& what) {
+    EXPECT_EQ(r.status, 0) << what << ": " << r.err;
+    EXPECT_THAT(r.err, ::testing::Not(::testing::HasSubstr("minutes"))) << what;
+  };
+  // MXNet's kvstore=device: per-key copies over the whole fabric, still simulating at 3 s.
+  const auto kvstore = run_on_lassen(3, 1000, "p2p", "mxnet");
+  EXPECT_EQ(kvstore.status, 124);
+  EXPECT_THAT(kvstore.err, ::testing::HasSubstr("warning: p2p on 1000 GPUs takes the simulator "
+                                                "about 17 minutes"));
+  expect_quiet(run_command(kGpuscale + " run --topology lassen --gpus 16 --comm p2p "
+                                       "--workload lenet --batch 16"),
+               "kvstore=device on 16 GPUs");
+  // An allreduce by the p2p algorithm is evaluated from its link loads, as rings are.
+  expect_quiet(run_on_lassen(60, 1000, "p2p", "pytorch-ddp"), "p2p allreduce");
   // MPICH's recursive doubling is lock-step on a power of two ranks only: off one, at thousands
   // of GPUs, the user hears why it is slow and what is not.
-  const auto folded = run_command("timeout 3 " + kGpuscale + " run --topology lassen --gpus 3000 "
-                                  "--comm recursive_doubling --workload resnet-50 "
-                                  "--framework pytorch-ddp");
+  const auto folded = run_on_lassen(3, 3000, "recursive_doubling", "pytorch-ddp");
   EXPECT_EQ(folded.status, 124);
   EXPECT_THAT(folded.err, ::testing::HasSubstr("warning: recursive_doubling on 3000 GPUs is "
                                                "simulated flow by flow"));
-  const auto power_of_two = run_command("timeout 60 " + kGpuscale + " run --topology lassen "
-                                        "--gpus 2048 --comm recursive_doubling --workload "
-                                        "resnet-50 --framework pytorch-ddp");
-  EXPECT_EQ(power_of_two.status, 0) << power_of_two.err;
-  EXPECT_THAT(power_of_two.err, ::testing::Not(::testing::HasSubstr("minutes")));
+  expect_quiet(run_on_lassen(60, 2048, "recursive_doubling", "pytorch-ddp"),
+               "recursive doubling on a power of two");
   // NCCL's own choice, which needs the machine to build, is lock-step whatever it picks.
-  const auto nccl_auto = run_command("timeout 60 " + kGpuscale + " run --topology lassen "
-                                     "--gpus 3000 --comm nccl_auto --workload resnet-50 "
-                                     "--framework pytorch-ddp");
-  EXPECT_EQ(nccl_auto.status, 0) << nccl_auto.err;
-  EXPECT_THAT(nccl_auto.err, ::testing::Not(::testing::HasSubstr("minutes")));
+  expect_quiet(run_on_lassen(60, 3000, "nccl_auto", "pytorch-ddp"), "nccl_auto");
 }
 
 TEST(CliRun, CsvQuotesAFieldHoldingACommaOrAQuote) {
