@@ -34,12 +34,12 @@ CollectiveRun simulate_collective(const topo::Topology& topology, const topo::Ro
                                   FlowDetail detail = FlowDetail::AsReplayed);
 
 // Why a collective `algorithm` of `kind` over `ranks` ranks is slow to simulate: where a
-// schedule it runs is not lock-step at that count (MPICH's recursive doubling and Rabenseifner off a
-// power of two, binomial trees: sim/engine/lock_step.hpp), its flows run one by one, thousands at
-// once that SimGrid re-solves at every completion. A ResNet-50 DDP run by recursive doubling on
-// 2,000 of Lassen's GPUs took 16 s, on 3,000 some 3 minutes, and one 25 MiB allreduce 0.9 s and
-// 9 s (docs/collectives.md, "Lock-step schedules at scale"), so it is said above 2,048 ranks.
-// Empty otherwise: every other schedule is evaluated from link loads there.
+// schedule it runs is not lock-step at that count (MPICH's recursive doubling and Rabenseifner
+// off a power of two, binomial trees: sim/engine/lock_step.hpp), its flows run one by one,
+// thousands at once that SimGrid re-solves at every completion. A ResNet-50 DDP run by recursive
+// doubling on 2,000 of Lassen's GPUs took 16 s, on 3,000 some 3 minutes, and one 25 MiB
+// allreduce 0.9 s and 9 s (docs/collectives.md, "Lock-step schedules at scale"), so it is said
+// above 2,048 ranks. Empty otherwise: every other schedule is evaluated from link loads there.
 std::string flow_by_flow_reason(const std::string& algorithm, coll::Collective kind, int ranks);
 
 // One copy of `bytes` from GPU `src` to GPU `dst` along its route (legs store-and-forward).

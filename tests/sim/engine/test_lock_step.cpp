@@ -380,4 +380,3 @@ TEST(LockStep, TwinGroupsShareTheirStepsOnlyWithinOneSchedule) {
 
 }  // namespace
 }  // namespace gpuscale::sim
-
