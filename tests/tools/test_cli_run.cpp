@@ -473,6 +473,8 @@ TEST(CliRun, AConfigurationThatTakesMinutesSaysSoFirst) {
   expect_quiet(run_command(kGpuscale + " run --topology lassen --gpus 16 --comm p2p "
                                        "--workload lenet --batch 16"),
                "kvstore=device on 16 GPUs");
+  // Above 16 GPUs its copies still run flow by flow, their pairs routed on the platform.
+  expect_quiet(run_on_lassen(60, 32, "p2p", "mxnet"), "kvstore=device on 32 GPUs");
   // An allreduce by the p2p algorithm is evaluated from its link loads, as rings are.
   expect_quiet(run_on_lassen(60, 1000, "p2p", "pytorch-ddp"), "p2p allreduce");
   // MPICH's recursive doubling is lock-step on a power of two ranks only: off one, at thousands
