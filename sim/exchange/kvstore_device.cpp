@@ -11,7 +11,6 @@
 
 #include <set>
 
-#include "sim/collectives/registry.hpp"
 #include "sim/exchange/exchange_trace.hpp"
 #include "sim/exchange/methods.hpp"
 #include "sim/replay/replay_graph.hpp"
@@ -92,18 +91,17 @@ class KvstoreDevice : public ExchangeMethod {
     return framework().copies_without_peer_access;
   }
 
-  // Its copies go between each key's reducer and every other GPU: a p2p schedule rooted at each
-  // reducer holds those pairs; its reductions run on the reducers' GPUs. The copies run one by
-  // one, flow by flow, the keys' overlapping (ReplayGraph::copy), never as one lock-step p2p
-  // schedule, so their routes are on the platform at any GPU count.
+  // Its copies go between each key's reducer and every other GPU, both ways, one by one and
+  // flow by flow (ReplayGraph::copy), so those pairs' routes are on the platform at any GPU
+  // count; its reductions run on the reducers' GPUs, hosts as the copies' ends.
   std::vector<coll::Schedule> routed_schedules(ReplayGraph& graph) const override {
     const std::vector<int> reducer = reducers(graph);
     std::vector<coll::Schedule> schedules;
-    for (const std::string& algorithm : coll::algorithms_run_by("p2p")) {
-      for (int root : std::set<int>(reducer.begin(), reducer.end())) {
-        coll::Schedule& pairs =
-            schedules.emplace_back(coll::build_schedule(algorithm, graph.request_for(1e6, root)));
-        pairs.lock_step = false;
+    for (int root : std::set<int>(reducer.begin(), reducer.end())) {
+      for (int rank = 0; rank < graph.ranks(); ++rank) {
+        if (rank == root) continue;
+        schedules.push_back(graph.copy_schedule(rank, root, 1e6));
+        schedules.push_back(graph.copy_schedule(root, rank, 1e6));
       }
     }
     return schedules;
