@@ -1,9 +1,13 @@
 #include "sim/engine/simgrid_platform.hpp"
 
 #include <fmt/format.h>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 
+#include <cstdint>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace gpuscale::sim {
 namespace sg4 = simgrid::s4u;
@@ -16,6 +20,45 @@ constexpr double kUnlimitedBandwidth = 1e18;  // B/s
 bool is_host(topo::DeviceKind kind) {
   return kind == topo::DeviceKind::Gpu || kind == topo::DeviceKind::Cpu;
 }
+
+// The root zone: the one-way routes it was given, each pair's, and nothing for the other pairs.
+// SimGrid's Full zone keeps a slot for every pair of its points: 16,384² slots (2.1 GB, a second
+// of zeroed pages) for a binomial tree over 16,384 GPUs that routes 32,766 pairs.
+class GivenRoutesZone final : public simgrid::kernel::routing::NetZoneImpl {
+ public:
+  using NetPoint = simgrid::kernel::routing::NetPoint;
+  explicit GivenRoutesZone(const std::string& name) : NetZoneImpl(name) {}
+
+  // build() declares each pair's route once, one way, without gateways.
+  void add_route(NetPoint* src, NetPoint* dst, NetPoint* /*gw_src*/, NetPoint* /*gw_dst*/,
+                 const std::vector<sg4::LinkInRoute>& links, bool /*symmetrical*/) override {
+    GivenRoute& route = routes_[pair_key(src, dst)];
+    route.links = get_link_list_impl(links, false);
+    for (const sg4::LinkInRoute& link : links) route.latency_s += link.get_link()->get_latency();
+  }
+
+  void get_local_route(const NetPoint* src, const NetPoint* dst,
+                       simgrid::kernel::routing::Route* into, double* latency) override {
+    const auto it = routes_.find(pair_key(src, dst));
+    if (it == routes_.end()) {
+      throw std::logic_error(fmt::format("no route from {} to {} on the platform",
+                                         src->get_name(), dst->get_name()));
+    }
+    into->link_list_.insert(into->link_list_.end(), it->second.links.begin(),
+                            it->second.links.end());
+    if (latency != nullptr) *latency += it->second.latency_s;
+  }
+
+ private:
+  struct GivenRoute {
+    std::vector<simgrid::kernel::resource::StandardLinkImpl*> links;
+    double latency_s = 0;
+  };
+  static std::uint64_t pair_key(const NetPoint* src, const NetPoint* dst) {
+    return (static_cast<std::uint64_t>(src->id()) << 32) | dst->id();
+  }
+  std::unordered_map<std::uint64_t, GivenRoute> routes_;
+};
 
 }  // namespace
 
@@ -40,7 +83,7 @@ SimgridPlatform SimgridPlatform::build(const topo::Topology& topology,
                                        const std::vector<topo::Leg>& legs,
                                        const std::vector<int>& hosts) {
   SimgridPlatform platform;
-  auto* zone = sg4::create_full_zone(topology.name());
+  sg4::NetZone* zone = (new GivenRoutesZone(topology.name()))->get_iface();
   const auto& devices = topology.devices();
   const auto& links = topology.links();
 

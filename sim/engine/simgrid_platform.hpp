@@ -13,13 +13,12 @@
 //  - Each topology link is a split-duplex link (each direction its own bandwidth, lanes x lane
 //    bandwidth x efficiency). A device with a crossing latency (a switch) adds a non-sharing
 //    (FATPIPE) link holding only that latency to every route that crosses it.
-//  - One Full zone with an explicit route per leg: we choose the routes (routing.hpp), SimGrid
-//    only follows them. Only the legs asked for get routes, so a 512-GPU machine does not pay
-//    for 262k routes it never uses.
+//  - One zone with an explicit route per leg: we choose the routes (routing.hpp), SimGrid only
+//    follows them. Only the legs asked for get routes, so a 512-GPU machine does not pay for
+//    262k routes it never uses, and the zone stores those alone (SimGrid's Full zone keeps a
+//    slot for every pair of its points: 2.1 GB for 16,384 GPUs).
 //  - Only the GPUs and CPUs a leg joins, and those asked for, are hosts, and only the links a
 //    leg crosses exist. Switches and NICs need no point of their own: routes are lists of links.
-//    A Full zone keeps a route slot for every pair of its points, so a point per device of a
-//    16,384-GPU cluster (some 60,000) would take 60,000² slots, 29 GB.
 #pragma once
 
 #include <simgrid/s4u.hpp>

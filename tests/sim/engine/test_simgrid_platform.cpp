@@ -143,5 +143,25 @@ TEST(SimgridPlatform, ALassenNetworkCopyCrossesTheFatTree) {
   EXPECT_LT(leg.bandwidth(lassen).value, 12.5e9);
 }
 
+// The platform holds the routes of the legs it was given, one way, and no others: a copy the
+// other way is a logic error, not a copy over an empty route (no links, no time).
+TEST(SimgridPlatform, OnlyTheLegsGivenAreRouted) {
+  topo::Topology lassen =
+      topo::Topology::build(topo::load_topology_config("lassen", {"cluster.nodes=32"}));
+  int argc = 1;
+  const char* argv[] = {"test", nullptr};
+  sg4::Engine engine(&argc, const_cast<char**>(argv));
+  configure_network_model(engine);
+  const topo::Router router(lassen, lassen.default_routing());
+  const int src = lassen.gpus().front(), dst = lassen.gpus().back();
+  const SimgridPlatform platform = SimgridPlatform::build(lassen, router.route(src, dst).legs);
+  try {
+    sg4::Comm::sendto_init(platform.host(dst), platform.host(src))->set_payload_size(1)->start();
+    FAIL() << "a copy over a pair without a route started";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no route from"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale::sim
