@@ -21,7 +21,12 @@ Schedule build_binomial_tree(const CollectiveRequest& r) {
   Ready ready(all.size());
   if (r.kind != Collective::Broadcast) binomial_reduce(b, all, r.root, r.bytes, ready);
   if (r.kind != Collective::Reduce) binomial_broadcast(b, all, r.root, r.bytes, ready);
-  return b.finish();
+  Schedule s = b.finish();
+  // A round's pairs move the same bytes, but those across a spine end after those within a leaf,
+  // and a pair of the next round that follows an early one starts early (sim/engine/lock_step.hpp).
+  s.lock_step = true;
+  s.ops_start_when_ready = true;
+  return s;
 }
 
 }  // namespace gpuscale::coll

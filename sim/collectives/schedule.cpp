@@ -20,6 +20,7 @@ Schedule side_by_side(std::vector<Schedule> schedules) {
   all.algorithm = schedules.front().algorithm;
   all.payload_bytes = schedules.front().payload_bytes;
   all.lock_step = true;
+  all.ops_start_when_ready = true;
   for (Schedule& s : schedules) {
     const int first_op = static_cast<int>(all.ops.size());
     const int first_pipeline = static_cast<int>(all.pipeline_step_latency_s.size());
@@ -33,6 +34,7 @@ Schedule side_by_side(std::vector<Schedule> schedules) {
                                        s.pipeline_step_latency_s.end());
     all.ranks = std::max(all.ranks, s.ranks);
     all.lock_step = all.lock_step && s.lock_step;
+    all.ops_start_when_ready = all.ops_start_when_ready && s.ops_start_when_ready;
   }
   return all;
 }

@@ -53,6 +53,11 @@ struct Schedule {
   // does. The replay may then evaluate each depth's transfers from their link loads instead of
   // flow by flow (sim/engine/lock_step.hpp).
   bool lock_step = false;
+  // With lock_step: each op starts when its own dependencies end, not when its depth's slowest op
+  // does, each transfer still taking the time its depth's link loads give it. A binomial tree's
+  // rounds: a pair within a leaf ends before one across the spine, and the next round's pair that
+  // follows it need not wait for the other.
+  bool ops_start_when_ready = false;
 
   bool operator==(const Schedule&) const = default;
 };

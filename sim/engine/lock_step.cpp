@@ -389,6 +389,32 @@ double depth_end_s(const coll::Schedule& schedule, const OpRoutes& routes,
   return end_s;
 }
 
+// The depths of a schedule whose ops start when their own dependencies end
+// (Schedule::ops_start_when_ready): each op ends its own time after its dependencies' latest end
+// (a transfer's time from its depth's link loads, `transfer_s`; a delay's seconds; a reduction's
+// none here, its GPU time being its depth's as for lock-step depths), and each depth takes what
+// its latest op adds to the end of those before it.
+void time_ops_apart(const coll::Schedule& schedule,
+                    const std::vector<LockStepShape::Place>& places,
+                    const std::vector<double>& transfer_s, std::vector<LockStepDepth>& depths) {
+  std::vector<double> end_s(schedule.ops.size(), 0.0);
+  std::vector<double> latest_end_s(depths.size(), 0.0);  // per depth
+  for (std::size_t i = 0; i < schedule.ops.size(); ++i) {
+    const coll::Op& op = schedule.ops[i];
+    double start_s = 0;
+    for (int d : op.deps) start_s = std::max(start_s, end_s[static_cast<std::size_t>(d)]);
+    end_s[i] = start_s + (op.kind == coll::Op::Kind::Delay ? op.seconds : transfer_s[i]);
+    double& latest = latest_end_s[static_cast<std::size_t>(places[i].depth)];
+    latest = std::max(latest, end_s[i]);
+  }
+  double before_s = 0;
+  for (std::size_t k = 0; k < depths.size(); ++k) {
+    const double through_s = std::max(before_s, latest_end_s[k]);
+    depths[k].transfer_s = through_s - before_s;
+    before_s = through_s;
+  }
+}
+
 }  // namespace
 
 OpRoutes op_routes(const coll::Schedule& schedule, const RankRoute& route) {
@@ -533,6 +559,8 @@ std::vector<LockStepDepth> LockStepShape::depths(const coll::Schedule& schedule)
   }
   const std::map<int, double> pipeline_excess_s = excess_latencies(schedule, d.route_latency_s);
   DepthTimes times;
+  std::vector<double> transfer_s;  // per op, where ops start when ready
+  if (schedule.ops_start_when_ready) transfer_s.assign(schedule.ops.size(), 0.0);
   for (std::size_t k = 0; k < d.ends.size(); ++k) {
     const std::vector<ClosedFormEnd>& ends = d.ends[k];
     if (ends.empty()) continue;
@@ -554,12 +582,17 @@ std::vector<LockStepDepth> LockStepShape::depths(const coll::Schedule& schedule)
       }
       end_s += tail_s;
     }
+    if (schedule.ops_start_when_ready) {
+      for (std::size_t j = 0; j < ends.size(); ++j) transfer_s[ends[j].op] = times.end_s[j];
+      continue;
+    }
     depths[k].transfer_s =
         std::max(depths[k].transfer_s,
                  depth_end_s(schedule, d.routes, ends, times, d.crossed,
                              [&d, k]() -> const DepthGroups& { return d.groups_of(k); },
                              *d.topology));
   }
+  if (schedule.ops_start_when_ready) time_ops_apart(schedule, places_, transfer_s, depths);
   return depths;
 }
 

@@ -18,6 +18,11 @@
 // transfers that share links runs in closed time steps (fluid_depth.hpp). The depth's reductions
 // run on their GPUs meanwhile.
 //
+// A schedule whose ops start when ready (Schedule::ops_start_when_ready: binomial trees, whose
+// pairs within a leaf end before those across the spine) times each op apart instead: it starts
+// when its own dependencies end, a transfer taking its closed form over its depth's link loads,
+// and each depth charges what its latest op adds to the end of those before it.
+//
 // What this gives up (docs/collectives.md, "Lock-step schedules at scale"): a pair that finishes
 // a round early waits for the slowest pair, which changes nothing where all pairs of a round are
 // alike, as between the identical nodes of a cluster. (MPICH's folds for a rank count that is

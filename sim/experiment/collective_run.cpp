@@ -83,8 +83,9 @@ std::string flow_by_flow_reason(const std::string& algorithm, coll::Collective k
     if (coll::build_schedule(ran, request).lock_step) continue;
     return fmt::format("is simulated flow by flow, which takes seconds to minutes: {}'s rounds "
                        "are not in lock step over {} ranks, and SimGrid re-solves thousands of "
-                       "flows at every completion; ring, nccl, and recursive doubling over a "
-                       "power of two GPUs are evaluated from link loads in about a second",
+                       "flows at every completion; ring, nccl, binomial_tree, and recursive "
+                       "doubling over a power of two GPUs are evaluated from link loads in about "
+                       "a second",
                        ran, ranks);
   }
   return "";
