@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -24,10 +23,6 @@
 
 namespace gpuscale::compute {
 namespace {
-
-constexpr int kForward = static_cast<int>(TrainingPass::forward);
-constexpr int kBackwardData = static_cast<int>(TrainingPass::backward_data);
-constexpr int kBackwardWeights = static_cast<int>(TrainingPass::backward_weights);
 
 // The arithmetic a recipe's math runs on `gpu`: FP16 uses Tensor Cores where there are some
 // (cuDNN and cuBLAS pick them for FP16 data since CUDA 9), CUDA-core FP16 elsewhere; TF32, BF16
@@ -85,10 +80,6 @@ std::vector<double> cast_elements(const wl::Workload& workload, const wl::Precis
   return out;
 }
 
-LayerTimes to_layer_times(const std::array<double, kTrainingPassCount>& t) {
-  return {{t[kForward]}, {t[kBackwardData]}, {t[kBackwardWeights]}};
-}
-
 void check_layer(int layer, int batch, std::size_t layers) {
   if (layer < 0 || static_cast<size_t>(layer) >= layers) {
     throw std::out_of_range(fmt::format("layer {} of a workload of {}", layer, layers));
@@ -118,14 +109,6 @@ class AnalyticModel final : public ComputeTimeModel {
   }
 
   std::string name() const override { return "analytic " + gpu_.name; }
-
-  LayerTimes layer_times(int layer, int batch) const override {
-    std::array<double, kTrainingPassCount> t{};
-    for (int p = 0; p < kTrainingPassCount; ++p) {
-      t[p] = pass_plan(layer, static_cast<TrainingPass>(p), batch).time.value;
-    }
-    return to_layer_times(t);
-  }
 
   // The layer's kernels, a convolution's by the algorithm the policy picks, plus the framework
   // overhead once.
@@ -330,14 +313,6 @@ class ProfileModel final : public ComputeTimeModel {
 
   std::string name() const override { return name_; }
 
-  LayerTimes layer_times(int layer, int batch) const override {
-    std::array<double, kTrainingPassCount> t{};
-    for (int p = 0; p < kTrainingPassCount; ++p) {
-      t[p] = pass_plan(layer, static_cast<TrainingPass>(p), batch).time.value;
-    }
-    return to_layer_times(t);
-  }
-
   // The measured time, plus the recipe's weight casts, which a profile of the layer's own
   // kernels does not hold.
   PassPlan pass_plan(int layer, TrainingPass pass, int batch) const override {
@@ -379,6 +354,12 @@ class ProfileModel final : public ComputeTimeModel {
 };
 
 }  // namespace
+
+LayerTimes ComputeTimeModel::layer_times(int layer, int batch) const {
+  const auto time = [&](TrainingPass pass) { return pass_plan(layer, pass, batch).time; };
+  return {time(TrainingPass::forward), time(TrainingPass::backward_data),
+          time(TrainingPass::backward_weights)};
+}
 
 double largest_workspace_bytes(const ComputeTimeModel& model, const wl::Workload& workload,
                                int batch) {

@@ -42,10 +42,11 @@ class ComputeTimeModel {
   virtual ~ComputeTimeModel() = default;
   // "analytic V100-SXM2", "profile FILE", "profile FILE (measured on X, projected to Y)"
   virtual std::string name() const = 0;
-  // `layer` indexes Workload::layers (layer 0, the input, costs nothing).
-  virtual LayerTimes layer_times(int layer, int batch) const = 0;
-  // The pass of `layer` with its convolution algorithm (what `layer_times` sums up, per pass; a
-  // measured time's algorithm is the one the analytic model would choose).
+  // `layer` indexes Workload::layers (layer 0, the input, costs nothing): its passes' times
+  // (pass_plan).
+  LayerTimes layer_times(int layer, int batch) const;
+  // The pass of `layer` with its convolution algorithm (a measured time's algorithm is the one
+  // the analytic model would choose).
   virtual PassPlan pass_plan(int layer, TrainingPass pass, int batch) const = 0;
 
   // Summing gradients on a GPU: a streaming kernel moving `bytes` (inputs read + output written).
