@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 namespace gpuscale::sim {
 namespace sg4 = simgrid::s4u;
@@ -32,9 +33,9 @@ class GivenRoutesZone final : public simgrid::kernel::routing::NetZoneImpl {
   // build() declares each pair's route once, one way, without gateways.
   void add_route(NetPoint* src, NetPoint* dst, NetPoint* /*gw_src*/, NetPoint* /*gw_dst*/,
                  const std::vector<sg4::LinkInRoute>& links, bool /*symmetrical*/) override {
-    GivenRoute& route = routes_[pair_key(src, dst)];
-    route.links = get_link_list_impl(links, false);
+    GivenRoute route{get_link_list_impl(links, false), 0.0};
     for (const sg4::LinkInRoute& link : links) route.latency_s += link.get_link()->get_latency();
+    routes_[pair_key(src, dst)] = std::move(route);
   }
 
   void get_local_route(const NetPoint* src, const NetPoint* dst,
